@@ -1,0 +1,209 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { ToolbeltError } from "./errors.js";
+
+export const EDIT_BACKENDS = ["edit_file", "search_replace_block", "structured_patch"] as const;
+export type EditBackend = (typeof EDIT_BACKENDS)[number];
+
+export const PERMISSION_MODES = ["allow", "ask", "deny"] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+const permissionEntry = z.strictObject({
+  enabled: z.boolean().optional(),
+  mode: z.enum(PERMISSION_MODES).optional(),
+  /** Regexes over root-relative paths; when present, a path must match one of them. */
+  allowlist: z.array(z.string()).optional(),
+});
+export type PermissionEntry = z.infer<typeof permissionEntry>;
+
+const searchEntry = permissionEntry.extend({ engine: z.enum(["ripgrep", "js"]).optional() });
+
+export const limitsSchema = z.strictObject({
+  fileReadMaxLines: z.number().int().positive().default(10_000),
+  fileReadMaxLineChars: z.number().int().positive().default(2_000),
+  fileReadMaxImageBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
+  fileListMaxEntries: z.number().int().positive().default(500),
+  fileSearchMaxMatches: z.number().int().positive().default(100),
+  fileSearchMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  fileWriteMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024),
+  shellOutputMaxChars: z.number().int().positive().default(30_000),
+  shellMaxSessions: z.number().int().positive().default(16),
+});
+export type Limits = z.infer<typeof limitsSchema>;
+
+const lspServerSchema = z.strictObject({
+  command: z.string(),
+  args: z.array(z.string()).default([]),
+  extensions: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).optional(),
+  initializationOptions: z.unknown().optional(),
+  settings: z.unknown().optional(),
+});
+
+const mcpServerSchema = z.union([
+  z.strictObject({
+    type: z.literal("stdio").optional(),
+    command: z.string(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+  }),
+  z.strictObject({
+    type: z.enum(["http", "streamable-http", "sse"]).optional(),
+    url: z.string().url(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+]);
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
+const projectSchema = z.strictObject({
+  key: z.string().optional(),
+  path: z.string().optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  kind: z.enum(["configured", "managed", "repository"]).optional(),
+  repository: z.string().optional(),
+  branch: z.string().optional(),
+});
+
+export const configSchema = z.strictObject({
+  agent: z
+    .strictObject({
+      edit_tool: z.enum(EDIT_BACKENDS).optional(),
+      shell_sandbox: z
+        .union([z.boolean(), z.enum(["required", "best-effort", "off"])])
+        .optional()
+        .describe("Landlock sandbox for the shell: required | best-effort | off (true = best-effort)"),
+      shell_sandbox_allowed_paths: z.array(z.string()).optional(),
+      shell_sandbox_confine_reads: z.boolean().optional(),
+      tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
+      tool_search_threshold: z.number().positive().max(1).optional(),
+      context_window_tokens: z.number().int().positive().optional(),
+      allowed_tools: z.array(z.string()).optional(),
+      workspace_mode: z.enum(["auto", "fixed"]).optional(),
+      mode: z.enum(["act", "plan"]).optional(),
+    })
+    .default({}),
+  tools: z.object({ search: searchEntry.optional() }).catchall(permissionEntry).default({}),
+  limits: limitsSchema.default(limitsSchema.parse({})),
+  projects: z.array(projectSchema).default([]),
+  lsp: z.record(z.string(), lspServerSchema).default({}),
+  lsp_diagnostics_after_edit: z.boolean().optional(),
+  mcpServers: z.record(z.string(), mcpServerSchema).default({}),
+  plugins: z.array(z.string()).default([]),
+});
+
+export type ToolbeltConfig = z.infer<typeof configSchema>;
+export type ToolbeltConfigInput = z.input<typeof configSchema>;
+
+/** The default location of a project's config, relative to the root. */
+export const CONFIG_FILE = path.join("configs", "app.json");
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length ? issue.path.join(".") : "(top level)";
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.map((k) => (issue.path.length ? `${where}.${k}` : k));
+    return `unknown key${keys.length > 1 ? "s" : ""} ${keys.join(", ")}`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+/** Validates a config object; an error names every failing key and what was expected. */
+export function parseConfig(input: unknown, source = "config"): ToolbeltConfig {
+  const result = configSchema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map(describeIssue);
+  throw new ToolbeltError("EINVAL_CONFIG", `invalid ${source}: ${problems.join("; ")}`, {
+    details: { source, problems },
+  });
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ToolbeltError("EINVAL_CONFIG", `cannot read config ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ToolbeltError(
+      "EINVAL_CONFIG",
+      `config ${file} is not valid JSON: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Loads `configs/app.json` from the root (if present) and then `file` (if given) on top of it.
+ * Objects merge key by key; arrays and scalars in the later file win.
+ */
+export function loadConfig(
+  root: string,
+  options: { file?: string; overrides?: unknown } = {},
+): ToolbeltConfig {
+  const layers: Array<{ value: unknown; source: string }> = [];
+  const projectFile = path.join(root, CONFIG_FILE);
+  try {
+    layers.push({ value: readJson(projectFile), source: projectFile });
+  } catch (error) {
+    const cause = (error as ToolbeltError).cause as NodeJS.ErrnoException | undefined;
+    if (cause?.code !== "ENOENT") throw error;
+  }
+  if (options.file) layers.push({ value: readJson(path.resolve(options.file)), source: options.file });
+  if (options.overrides) layers.push({ value: options.overrides, source: "options" });
+  let merged: unknown = {};
+  for (const layer of layers) {
+    parseConfig(layer.value, layer.source);
+    merged = mergeDeep(merged, layer.value);
+  }
+  return parseConfig(merged, layers.at(-1)?.source ?? "config");
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function mergeDeep(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = mergeDeep(base[key], value);
+  return out;
+}
+
+export type SandboxMode = "required" | "best-effort" | "off";
+
+export function sandboxMode(config: ToolbeltConfig): SandboxMode {
+  const v = config.agent.shell_sandbox;
+  if (v === undefined || v === true) return "best-effort";
+  if (v === false) return "off";
+  return v;
+}
+
+export type ToolSearchMode = "off" | "on" | "auto";
+
+export function toolSearchMode(config: ToolbeltConfig): ToolSearchMode {
+  const v = config.agent.tool_search;
+  if (v === undefined || v === false) return "off";
+  if (v === true) return "on";
+  return v;
+}

@@ -1,0 +1,115 @@
+// The public API of @toolbelt/core. Internal helpers (the lenient symlink walk, the listener sets)
+// are deliberately not exported.
+export {
+  type AtomicWriteOptions,
+  type AtomicWriteResult,
+  KeyedLock,
+  writeFileAtomic,
+} from "./atomic-write.js";
+export {
+  CONFIG_FILE,
+  configSchema,
+  EDIT_BACKENDS,
+  type EditBackend,
+  type Limits,
+  limitsSchema,
+  loadConfig,
+  type McpServerConfig,
+  mergeDeep,
+  PERMISSION_MODES,
+  type PermissionEntry,
+  type PermissionMode,
+  parseConfig,
+  type SandboxMode,
+  sandboxMode,
+  type ToolbeltConfig,
+  type ToolbeltConfigInput,
+  type ToolSearchMode,
+  toolSearchMode,
+} from "./config.js";
+export {
+  ERROR_CODES,
+  type ErrorCode,
+  type ErrorPayload,
+  errorPayload,
+  isErrorPayload,
+  normaliseError,
+  ToolbeltError,
+} from "./errors.js";
+export {
+  EVENT_SCHEMA_VERSION,
+  EVENT_TYPES,
+  type EventInput,
+  type EventOf,
+  EventStream,
+  type EventType,
+  eventJsonSchema,
+  eventSchema,
+  eventSchemas,
+  type ToolbeltEvent,
+} from "./events.js";
+export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
+export { PathResolver, type ResolvedPath } from "./paths.js";
+export { DEFAULT_MODES, type Decision, decide, type PolicySubject } from "./permissions.js";
+export {
+  checkPlugin,
+  type DoctorCheck,
+  type DoctorContext,
+  definePlugin,
+  PLUGIN_API_VERSION,
+  type Plugin,
+  type PluginInput,
+  type Skill,
+} from "./plugin.js";
+export { renderPayload } from "./render.js";
+export {
+  type BoundToolSchema,
+  inputJsonSchema,
+  type JsonSchema,
+  type OpenAIFunctionTool,
+  toAnthropicTool,
+  toMcpTool,
+  toOpenAIStrictSchema,
+  toOpenAITool,
+} from "./schema-export.js";
+export {
+  type AfterWriteInfo,
+  type ApprovalPrompt,
+  type Binding,
+  type BindResult,
+  type CallOptions,
+  type CallOutcome,
+  type ClientInfo,
+  createSession,
+  editBackendForModel,
+  type QuestionRequest,
+  type QuestionResponse,
+  Session,
+  type SessionOptions,
+} from "./session.js";
+export {
+  type CountHeader,
+  countWithCap,
+  type HeaderValue,
+  type ParsedToolText,
+  parseToolText,
+  renderHeaders,
+  renderText,
+  renderTree,
+  type TreeEntry,
+  type TreeMatch,
+} from "./text-format.js";
+export {
+  type Access,
+  type AnyTool,
+  type ApprovalRequest,
+  asAnyTool,
+  defineTool,
+  type Payload,
+  type ProfileVariant,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolRequirements,
+  type WriteResult,
+} from "./tool.js";
+export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";

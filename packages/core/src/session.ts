@@ -1,0 +1,670 @@
+import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
+import type { z } from "zod";
+import { type AtomicWriteOptions, KeyedLock, writeFileAtomic } from "./atomic-write.js";
+import {
+  type EditBackend,
+  type Limits,
+  parseConfig,
+  type ToolbeltConfig,
+  type ToolbeltConfigInput,
+  toolSearchMode,
+} from "./config.js";
+import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
+import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
+import { ReadLedger } from "./ledger.js";
+import { PathResolver } from "./paths.js";
+import { decide } from "./permissions.js";
+import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
+import { renderPayload } from "./render.js";
+import { type BoundToolSchema, inputJsonSchema } from "./schema-export.js";
+import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
+import { searchTools, toolSearchTool } from "./tool-search.js";
+
+export interface QuestionRequest {
+  question_id: string;
+  questions: Array<{ question: string; options: string[]; multiple?: boolean; header?: string }>;
+  timeout_seconds?: number;
+}
+
+export interface QuestionResponse {
+  answers: Array<{ options?: number[]; text?: string }>;
+  notes?: string;
+}
+
+export interface ApprovalPrompt {
+  request_id: string;
+  tool: string;
+  family: string;
+  access: string;
+  summary: string;
+  input?: unknown;
+}
+
+/** What the client attached to a session can do. */
+export interface ClientInfo {
+  name?: string;
+  /** e.g. `ask_user`, `generative_ui`. */
+  capabilities?: string[];
+  /** Answers `ask` permission decisions; without it `ask` is EDENIED. */
+  approve?: (prompt: ApprovalPrompt) => Promise<boolean>;
+  /** Asks the user questions (ask_user_question). */
+  ask?: (request: QuestionRequest, signal: AbortSignal) => Promise<QuestionResponse>;
+}
+
+export interface SessionOptions {
+  root: string;
+  /** A parsed config or a config object to validate; defaults to an empty config. */
+  config?: ToolbeltConfig | ToolbeltConfigInput;
+  client?: ClientInfo;
+  /** The model id, which picks the edit backend unless `agent.edit_tool` pins one. */
+  model?: string;
+  plugins?: Plugin[];
+  /** `default`, `mewbo`, `mouaif`, or any profile a tool declares. */
+  profile?: string;
+  /** Tool or family names whose `ask` becomes `allow` (the CLI's `--allow`). */
+  allow?: Iterable<string>;
+  mode?: "act" | "plan";
+  id?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  callId?: string;
+}
+
+export interface CallOutcome {
+  payload: Payload;
+  text: string;
+}
+
+export interface Binding {
+  /** The name the model sees. */
+  name: string;
+  tool: AnyTool;
+  variant?: ProfileVariant;
+  deferred: boolean;
+}
+
+export interface BindResult {
+  tools: BoundToolSchema[];
+  /** Names of tools that tool_search can bind; not sent with schemas. */
+  deferred: string[];
+}
+
+export interface AfterWriteInfo {
+  abs: string;
+  rel: string;
+  tool: string;
+}
+
+type AfterWriteHook = (info: AfterWriteInfo) => Promise<string | undefined> | string | undefined;
+
+/** The edit backend a model works best with. */
+export function editBackendForModel(model: string | undefined): EditBackend {
+  if (!model) return "edit_file";
+  const m = model.toLowerCase();
+  if (m.includes("claude")) return "search_replace_block";
+  if (/(^|[^a-z])(gpt-5|gpt-4|o\d|codex)/.test(m)) return "structured_patch";
+  return "edit_file";
+}
+
+const DEFAULT_CONTEXT_TOKENS = 200_000;
+const DEFAULT_DEFER_SHARE = 0.1;
+
+let sessionCounter = 0;
+
+export class Session {
+  readonly id: string;
+  readonly events: EventStream;
+  readonly ledger = new ReadLedger();
+  readonly client: ClientInfo;
+  readonly model: string | undefined;
+  readonly profile: string;
+  readonly parent: Session | undefined;
+  readonly mode: "act" | "plan";
+  readonly allow: ReadonlySet<string>;
+  readonly hooks = { afterWrite: new Set<AfterWriteHook>(), userMessage: new Set<(text: string) => void>() };
+
+  #config: ToolbeltConfig;
+  #resolver: PathResolver;
+  #cwd: string;
+  readonly #plugins: Plugin[];
+  readonly #dynamic = new Map<string, AnyTool[]>();
+  readonly #discovered = new Set<string>();
+  #held: Set<string> | undefined;
+  readonly #state = new Map<string, unknown>();
+  readonly #closers: Array<() => Promise<void> | void> = [];
+  readonly #locks: KeyedLock;
+  readonly #skills = new Map<string, Skill>();
+  #closed = false;
+  #forks = 0;
+  #lastBoundKey = "";
+
+  constructor(
+    options: SessionOptions & { parent?: Session; cwd?: string; held?: Set<string>; locks?: KeyedLock },
+  ) {
+    this.id =
+      options.id ??
+      (options.parent
+        ? `${options.parent.id}.${++options.parent.#forks}`
+        : `s${++sessionCounter}-${randomUUID().slice(0, 8)}`);
+    this.events = new EventStream(this.id);
+    this.#config = isParsedConfig(options.config) ? options.config : parseConfig(options.config ?? {});
+    this.#resolver = new PathResolver(options.root);
+    this.#cwd = options.cwd ?? this.#resolver.root;
+    this.client = options.client ?? {};
+    this.model = options.model;
+    this.profile = options.profile ?? "default";
+    this.parent = options.parent;
+    this.mode = options.mode ?? this.#config.agent.mode ?? "act";
+    this.allow = new Set(options.allow ?? []);
+    this.#plugins = (options.plugins ?? []).map(checkPlugin);
+    this.#held = options.held;
+    this.#locks = options.locks ?? new KeyedLock();
+    for (const plugin of this.#plugins)
+      for (const skill of plugin.skills ?? []) this.#skills.set(skill.name, skill);
+  }
+
+  get root(): string {
+    return this.#resolver.root;
+  }
+  get cwd(): string {
+    return this.#cwd;
+  }
+  get config(): ToolbeltConfig {
+    return this.#config;
+  }
+  get limits(): Limits {
+    return this.#config.limits;
+  }
+  get resolver(): PathResolver {
+    return this.#resolver;
+  }
+  get isRoot(): boolean {
+    return this.parent === undefined;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
+  get plugins(): readonly Plugin[] {
+    return this.#plugins;
+  }
+  get skills(): Skill[] {
+    return [...this.#skills.values()];
+  }
+
+  addSkills(skills: Skill[]): void {
+    for (const skill of skills) this.#skills.set(skill.name, skill);
+  }
+
+  /** Per-session state owned by a family (shell sessions, todos, lsp clients...). */
+  state<T>(key: string, init: () => T): T {
+    if (!this.#state.has(key)) this.#state.set(key, init());
+    return this.#state.get(key) as T;
+  }
+
+  /** Runs when the session closes (in reverse order of registration). */
+  onClose(fn: () => Promise<void> | void): void {
+    this.#closers.push(fn);
+  }
+
+  on<T extends EventType | "*">(
+    type: T,
+    fn: (event: T extends EventType ? EventOf<T> : ToolbeltEvent) => void,
+  ): () => void {
+    return this.events.on(type, fn);
+  }
+
+  emit(event: EventInput): ToolbeltEvent {
+    return this.events.emit(event);
+  }
+
+  /** Tells the session a new user message arrived (supersedes pending questions). */
+  userMessage(text: string): void {
+    for (const hook of this.hooks.userMessage) hook(text);
+  }
+
+  /** Every tool the session was granted, whatever is bound now. */
+  granted(): AnyTool[] {
+    const tools: AnyTool[] = [];
+    for (const plugin of this.#plugins) tools.push(...(plugin.tools ?? []));
+    for (const list of this.#dynamic.values()) tools.push(...list);
+    return tools;
+  }
+
+  /** Adds tools from a source (an MCP server, an attached client); replaces that source's previous set. */
+  registerTools(source: string, tools: AnyTool[]): void {
+    this.#dynamic.set(source, tools);
+    this.#announce(`tools from ${source} registered`);
+  }
+
+  unregisterTools(source: string): void {
+    if (this.#dynamic.delete(source)) this.#announce(`tools from ${source} removed`);
+  }
+
+  editBackend(): EditBackend {
+    return this.#config.agent.edit_tool ?? editBackendForModel(this.model);
+  }
+
+  #available(tool: AnyTool): boolean {
+    const req = tool.requires;
+    if (req?.capability && !(this.client.capabilities ?? []).includes(req.capability)) return false;
+    if (req?.rootAgentOnly && !this.isRoot) return false;
+    if (req?.actModeOnly && this.mode !== "act") return false;
+    if (req?.autoWorkspaceOnly && this.#config.agent.workspace_mode !== "auto") return false;
+    const entries = this.#config.tools as Record<string, { enabled?: boolean } | undefined>;
+    if (entries[tool.family]?.enabled === false || entries[tool.name]?.enabled === false) return false;
+    if (tool.editBackend && tool.editBackend !== this.editBackend()) return false;
+    return true;
+  }
+
+  /** The tools of this session now, under their profile names, each marked deferred or bound. */
+  bindings(): Binding[] {
+    const allowed = this.#config.agent.allowed_tools;
+    const candidates: Array<Omit<Binding, "deferred">> = [];
+    for (const tool of this.granted()) {
+      const variant = this.profile === "default" ? undefined : tool.profiles?.[this.profile];
+      if (variant === false) continue;
+      if (!this.#available(tool)) continue;
+      const name = variant?.name ?? tool.name;
+      if (
+        allowed &&
+        !allowed.includes(name) &&
+        !allowed.includes(tool.name) &&
+        !allowed.includes(tool.family)
+      )
+        continue;
+      if (this.#held && !this.#held.has(name)) continue;
+      candidates.push(variant ? { name, tool, variant } : { name, tool });
+    }
+    const mode = toolSearchMode(this.#config);
+    let defer = mode !== "off";
+    if (mode === "auto") {
+      const chars = candidates
+        .filter((c) => c.tool.deferrable)
+        .reduce((n, c) => n + JSON.stringify(inputJsonSchema(c.variant?.input ?? c.tool.input)).length, 0);
+      const share = this.#config.agent.tool_search_threshold ?? DEFAULT_DEFER_SHARE;
+      const budget = (this.#config.agent.context_window_tokens ?? DEFAULT_CONTEXT_TOKENS) * share;
+      defer = chars / 4 > budget;
+    }
+    const bindings = candidates.map((c) => ({
+      ...c,
+      deferred: defer && !!c.tool.deferrable && !this.#discovered.has(c.name),
+    }));
+    if (bindings.some((b) => b.deferred) || (defer && this.#discovered.size > 0)) {
+      bindings.unshift({ name: toolSearchTool.name, tool: toolSearchTool, deferred: false });
+    }
+    return bindings;
+  }
+
+  /** The schemas to send to the model now; deferred tools by name only. */
+  bind(): BindResult {
+    const bindings = this.bindings();
+    const result: BindResult = {
+      tools: bindings.filter((b) => !b.deferred).map(schemaOf),
+      deferred: bindings.filter((b) => b.deferred).map((b) => b.name),
+    };
+    return result;
+  }
+
+  /** Marks deferred tools as discovered, so the following calls can use them. */
+  discover(names: string[]): string[] {
+    const deferred = new Set(
+      this.bindings()
+        .filter((b) => b.deferred)
+        .map((b) => b.name),
+    );
+    const added = names.filter((n) => deferred.has(n));
+    for (const name of added) this.#discovered.add(name);
+    if (added.length) this.#announce(`tool_search bound ${added.join(", ")}`);
+    return added;
+  }
+
+  get discovered(): ReadonlySet<string> {
+    return this.#discovered;
+  }
+
+  /** Searches the deferred tools this session was granted. */
+  searchTools(query: string, limit = 5): Binding[] {
+    return searchTools(
+      this.bindings().filter((b) => b.deferred),
+      query,
+      limit,
+    );
+  }
+
+  #announce(reason: string): void {
+    const { tools, deferred } = this.bind();
+    const key = `${tools.map((t) => t.name).join(",")}|${deferred.join(",")}`;
+    if (key === this.#lastBoundKey) return;
+    this.#lastBoundKey = key;
+    this.events.emit({ type: "tools_bound", bound: tools.map((t) => t.name), deferred, reason });
+  }
+
+  /** Calls a tool by the name the model sees; never throws for anything the caller sends. */
+  async call(name: string, input: unknown, options: CallOptions = {}): Promise<Payload> {
+    return (await this.callWithText(name, input, options)).payload;
+  }
+
+  /** Like call(), also returning the model-facing text. */
+  async callWithText(name: string, input: unknown, options: CallOptions = {}): Promise<CallOutcome> {
+    const callId = options.callId ?? randomUUID();
+    const started = performance.now();
+    const binding = this.bindings().find((b) => b.name === name);
+    this.events.emit({ type: "tool_call", call_id: callId, tool: name, input: input ?? null });
+    let payload: Payload;
+    if (this.#closed) {
+      payload = errorPayload("EUNAVAILABLE", "the session is closed");
+    } else if (!binding) {
+      payload = this.#unknownTool(name);
+    } else if (binding.deferred) {
+      payload = errorPayload(
+        "EUNKNOWN_TOOL",
+        `${name} is deferred: call tool_search with "select:${name}" to bind it first`,
+        {
+          tool: name,
+        },
+      );
+    } else {
+      payload = await this.#run(binding, input, callId, options.signal);
+    }
+    let text: string;
+    try {
+      text = renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined);
+    } catch (error) {
+      text = renderPayload(errorPayload("EINTERNAL", `render failed: ${(error as Error).message}`));
+    }
+    this.events.emit({
+      type: "tool_result",
+      call_id: callId,
+      tool: name,
+      result: payload,
+      text,
+      duration_ms: Math.round(performance.now() - started),
+    });
+    return { payload, text };
+  }
+
+  #unknownTool(name: string): ErrorPayload {
+    const names = this.bindings().map((b) => b.name);
+    const granted = this.granted().find((t) => t.name === name);
+    const hint = granted
+      ? `${name} is not available in this session (profile, client capability, agent mode or config leaves it out)`
+      : `unknown tool ${JSON.stringify(String(name))}`;
+    return errorPayload("EUNKNOWN_TOOL", `${hint}; available: ${names.join(", ") || "(none)"}`, {
+      tool: name,
+    });
+  }
+
+  async #run(binding: Binding, rawInput: unknown, callId: string, signal?: AbortSignal): Promise<Payload> {
+    const { tool, variant } = binding;
+    try {
+      let input = validate(variant?.input ?? tool.input, rawInput);
+      if (variant?.toInput) input = validate(tool.input, variant.toInput(input as Record<string, unknown>));
+      const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
+      const rels = paths.map((p) => this.#resolver.resolve(p, this.#cwd).rel);
+      const decision = decide(
+        { tool: tool.name, calledAs: binding.name, family: tool.family, access: tool.access, paths: rels },
+        this.#config,
+        this.allow,
+      );
+      if (decision.mode === "deny")
+        return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
+      if (decision.mode === "ask") {
+        const ok = await this.#askApproval(binding, input, { summary: summarise(binding.name, input) });
+        if (!ok.approved) return errorPayload("EDENIED", ok.message, { tool: binding.name });
+      }
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        const payload = (await tool.execute(
+          input as never,
+          this.#context(binding, callId, controller.signal),
+        )) as Payload;
+        if (
+          typeof payload !== "object" ||
+          payload === null ||
+          typeof (payload as Payload).kind !== "string"
+        ) {
+          return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
+        }
+        return payload;
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+      }
+    } catch (error) {
+      return normaliseError(error).toPayload();
+    }
+  }
+
+  async #askApproval(
+    binding: Binding,
+    input: unknown,
+    request: ApprovalRequest,
+  ): Promise<{ approved: boolean; message: string }> {
+    const approver = this.client.approve;
+    const how = `allow it with --allow ${binding.tool.family} (CLI), tools.${binding.tool.family}.mode = "allow" in configs/app.json, or an approver on the client`;
+    if (!approver) {
+      return {
+        approved: false,
+        message: `${binding.name} needs approval and nobody can give it here: ${how}`,
+      };
+    }
+    const prompt: ApprovalPrompt = {
+      request_id: randomUUID(),
+      tool: binding.name,
+      family: binding.tool.family,
+      access: binding.tool.access,
+      summary: request.summary,
+      input,
+    };
+    this.events.emit({ type: "approval_requested", ...prompt });
+    let approved = false;
+    let by = this.client.name ?? "client";
+    try {
+      approved = (await approver(prompt)) === true;
+    } catch (error) {
+      by = `error: ${(error as Error).message}`;
+    }
+    this.events.emit({ type: "approval_resolved", request_id: prompt.request_id, approved, by });
+    return { approved, message: approved ? "approved" : `${binding.name} was denied by ${by}` };
+  }
+
+  #context(binding: Binding, callId: string, signal: AbortSignal): ToolContext {
+    return {
+      session: this,
+      callId,
+      signal,
+      root: this.root,
+      cwd: this.#cwd,
+      config: this.#config,
+      limits: this.#config.limits,
+      ledger: this.ledger,
+      profile: this.profile,
+      calledAs: binding.name,
+      resolve: (p) => this.#resolver.resolve(p, this.#cwd),
+      emit: (event) => {
+        this.events.emit(event);
+      },
+      writeFile: (abs, data, options) => this.writeFile(abs, data, { ...options, tool: binding.name }),
+      withFileLock: (abs, fn) => this.#locks.run(abs, fn),
+      approve: async (request) =>
+        (await this.#askApproval(binding, undefined, request)).approved ||
+        decide(
+          { tool: binding.tool.name, family: binding.tool.family, access: binding.tool.access, paths: [] },
+          this.#config,
+          this.allow,
+        ).mode === "allow",
+    };
+  }
+
+  /** The atomic write path every family uses: invalidates the ledger and runs afterWrite hooks. */
+  async writeFile(
+    abs: string,
+    data: string | Uint8Array,
+    options: AtomicWriteOptions & { tool?: string; locked?: boolean } = {},
+  ): Promise<WriteResult> {
+    if (!this.#resolver.contains(abs)) {
+      throw new ToolbeltError("EPATH_ESCAPE", `refusing to write outside the root: ${abs}`);
+    }
+    const result = await writeFileAtomic(abs, data, options);
+    this.ledger.invalidate(abs);
+    const notes: string[] = [];
+    for (const hook of this.hooks.afterWrite) {
+      try {
+        const note = await hook({ abs, rel: this.#resolver.relative(abs), tool: options.tool ?? "write" });
+        if (note) notes.push(note);
+      } catch {
+        // A failing hook (a crashed language server) must not fail a write that already happened.
+      }
+    }
+    return { ...result, notes };
+  }
+
+  withFileLock<T>(abs: string, fn: () => Promise<T>): Promise<T> {
+    return this.#locks.run(abs, fn);
+  }
+
+  /**
+   * One model step: read-only calls run concurrently; a write, execute or interact call waits for
+   * everything before it and runs alone. Results come back in the order given.
+   */
+  async step(calls: Array<{ tool: string; input: unknown; id?: string }>): Promise<Payload[]> {
+    const results: Payload[] = new Array(calls.length);
+    let batch: Array<Promise<void>> = [];
+    const access = new Map(this.bindings().map((b) => [b.name, b.tool.access]));
+    for (const [index, call] of calls.entries()) {
+      const run = async () => {
+        results[index] = await this.call(call.tool, call.input, call.id ? { callId: call.id } : {});
+      };
+      if (access.get(call.tool) === "read") {
+        batch.push(run());
+        continue;
+      }
+      await Promise.all(batch);
+      batch = [];
+      await run();
+    }
+    await Promise.all(batch);
+    return results;
+  }
+
+  /** A sub-agent: same root and current directory, its own ledger, at most the tools held now. */
+  async fork(options: { mode?: "act" | "plan" } = {}): Promise<Session> {
+    const held = new Set(this.bindings().map((b) => b.name));
+    held.delete(toolSearchTool.name);
+    const child = new Session({
+      root: this.root,
+      cwd: this.#cwd,
+      config: this.#config,
+      client: { ...this.client, capabilities: this.client.capabilities },
+      model: this.model,
+      plugins: this.#plugins,
+      profile: this.profile,
+      allow: this.allow,
+      mode: options.mode ?? this.mode,
+      parent: this,
+      held,
+      locks: this.#locks,
+    });
+    for (const [source, tools] of this.#dynamic) child.#dynamic.set(source, tools);
+    for (const name of this.#discovered) child.#discovered.add(name);
+    for (const skill of this.skills) child.#skills.set(skill.name, skill);
+    await child.setup();
+    this.onClose(() => child.close());
+    return child;
+  }
+
+  /**
+   * Moves the session to another directory (switch_project): the root, cwd and config change, and
+   * the tools are narrowed to those the session already held.
+   */
+  switchRoot(root: string, options: { config?: ToolbeltConfig; key?: string } = {}): void {
+    const held = new Set(this.bindings().map((b) => b.name));
+    held.delete(toolSearchTool.name);
+    const from = this.#resolver.root;
+    this.#resolver = new PathResolver(root);
+    this.#cwd = this.#resolver.root;
+    if (options.config) this.#config = options.config;
+    this.#held = held;
+    this.events.emit({ type: "project_switched", key: options.key ?? this.#cwd, from, to: this.#cwd });
+    this.#announce(`switched to ${this.#cwd}`);
+  }
+
+  /** Changes the working directory inside the root. */
+  chdir(dir: string): void {
+    const resolved = this.#resolver.resolve(dir, this.#cwd);
+    this.#cwd = realpathSync(resolved.abs);
+  }
+
+  /** Runs each plugin's setup once; createSession calls it. */
+  async setup(): Promise<void> {
+    for (const plugin of this.#plugins) await plugin.setup?.(this);
+    this.#announce("session started");
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const fn of this.#closers.reverse()) {
+      try {
+        await fn();
+      } catch {
+        // Keep closing the rest.
+      }
+    }
+    this.events.close();
+  }
+}
+
+function isParsedConfig(value: unknown): value is ToolbeltConfig {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "limits" in value &&
+    "agent" in value &&
+    "tools" in value &&
+    "lsp" in value
+  );
+}
+
+function validate(schema: z.ZodType, input: unknown): unknown {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(input)",
+    message: issue.message,
+  }));
+  const first = issues[0];
+  throw new ToolbeltError("EINVAL_INPUT", issues.map((i) => `${i.path}: ${i.message}`).join("; "), {
+    details: { field: first?.path, issues },
+  });
+}
+
+function summarise(name: string, input: unknown): string {
+  const record = (input ?? {}) as Record<string, unknown>;
+  const main = record.command ?? record.path ?? record.file_path ?? record.file;
+  return typeof main === "string" ? `${name}: ${main.slice(0, 500)}` : name;
+}
+
+function schemaOf(binding: Binding): BoundToolSchema {
+  const access = binding.tool.access;
+  return {
+    name: binding.name,
+    description: binding.variant?.description ?? binding.tool.description,
+    inputSchema: inputJsonSchema(binding.variant?.input ?? binding.tool.input),
+    annotations: {
+      readOnlyHint: access === "read",
+      destructiveHint: access === "write" || access === "execute",
+    },
+  };
+}
+
+/** Creates a session: validates the config, checks plugins, runs their setup. */
+export async function createSession(options: SessionOptions): Promise<Session> {
+  const session = new Session(options);
+  await session.setup();
+  return session;
+}

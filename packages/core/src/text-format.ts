@@ -1,0 +1,255 @@
+/**
+ * The model-facing text: `# Key: value` header lines, then a body. Listings and search results are
+ * trees in which each shared path prefix is written once. `parseToolText` reads it back.
+ */
+
+export interface TreeMatch {
+  line: number;
+  text: string;
+  /** A context line around a match rather than a match. */
+  context?: boolean;
+}
+
+export interface TreeEntry {
+  /** Root-relative path with `/` separators. */
+  path: string;
+  /** A note after the name, such as `(image)`. */
+  note?: string;
+  matches?: TreeMatch[];
+}
+
+export type HeaderValue = string | number | boolean | undefined | null;
+
+export function renderHeaders(headers: Array<[string, HeaderValue]>): string {
+  return headers
+    .filter(([, value]) => value !== undefined && value !== null && value !== "")
+    .map(([key, value]) => `# ${key}: ${String(value)}`)
+    .join("\n");
+}
+
+/** Header text then body, separated by a newline when both exist. */
+export function renderText(headers: Array<[string, HeaderValue]>, body = ""): string {
+  const head = renderHeaders(headers);
+  if (!head) return body;
+  return body ? `${head}\n${body}` : head;
+}
+
+/** `N` or `N (capped at N)`, the one way a count that may be truncated is written. */
+export function countWithCap(count: number, cap: number | undefined, capped: boolean, unit = ""): string {
+  const u = unit ? ` ${unit}` : "";
+  return capped && cap !== undefined ? `${count} (capped at ${cap}${u})` : String(count);
+}
+
+interface TrieNode {
+  children: Map<string, TrieNode>;
+  entry?: TreeEntry;
+}
+
+function buildTrie(entries: TreeEntry[]): TrieNode {
+  const root: TrieNode = { children: new Map() };
+  for (const entry of entries) {
+    const parts = entry.path.split("/").filter(Boolean);
+    let node = root;
+    for (const part of parts) {
+      let child = node.children.get(part);
+      if (!child) {
+        child = { children: new Map() };
+        node.children.set(part, child);
+      }
+      node = child;
+    }
+    node.entry = entry;
+  }
+  return root;
+}
+
+function compareNames(a: [string, TrieNode], b: [string, TrieNode]): number {
+  // Directories first, then files; each group by name.
+  const ad = a[1].children.size > 0 ? 0 : 1;
+  const bd = b[1].children.size > 0 ? 0 : 1;
+  if (ad !== bd) return ad - bd;
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+/**
+ * Renders paths as an indented tree (two spaces a level); chains of directories with one child are
+ * joined (`packages/core/src/`). Matches sit under their file as `line: text` (`line- text` for context).
+ */
+export function renderTree(entries: TreeEntry[]): string {
+  const out: string[] = [];
+  const walk = (node: TrieNode, depth: number): void => {
+    const sorted = [...node.children.entries()].sort(compareNames);
+    for (const [name, child] of sorted) {
+      const indent = "  ".repeat(depth);
+      if (child.children.size > 0) {
+        let label = name;
+        let cursor = child;
+        while (cursor.children.size === 1 && !cursor.entry) {
+          const [onlyName, only] = [...cursor.children.entries()][0] as [string, TrieNode];
+          if (only.children.size === 0) break;
+          label += `/${onlyName}`;
+          cursor = only;
+        }
+        out.push(`${indent}${label}/`);
+        walk(cursor, depth + 1);
+        continue;
+      }
+      const entry = child.entry;
+      out.push(`${indent}${name}${entry?.note ? ` ${entry.note}` : ""}`);
+      for (const match of entry?.matches ?? []) {
+        out.push(`${indent}  ${match.line}${match.context ? "-" : ":"} ${match.text}`);
+      }
+    }
+  };
+  walk(buildTrie(entries), 0);
+  return out.join("\n");
+}
+
+export interface CountHeader {
+  count: number;
+  capped: boolean;
+  cap?: number;
+  /** Extra cap terms after the first, e.g. `1048576 chars`. */
+  capDetail?: string;
+}
+
+export interface ParsedToolText {
+  kind?: string;
+  /** Header values keyed as written (`Count`, `Matches`, `Path`, ...). */
+  headers: Record<string, string>;
+  /** Headers whose value is a count, parsed (`Count`, `Matches`, `Files`, ...). */
+  counts: Record<string, CountHeader>;
+  /** The body after the header lines. */
+  body: string;
+  /** Tree entries, when the body is a listing or search tree. */
+  entries?: TreeEntry[];
+  /** Everything a tree held: number of files and of matches. */
+  totals?: { files: number; matches: number };
+  error?: { code: string; message: string };
+}
+
+const HEADER = /^# ([A-Za-z][A-Za-z0-9 _-]*): ?(.*)$/;
+const RETIRED_DIR = /^# (.+\/)$/;
+const COUNT = /^(\d+)(?: \(capped at (\d+)([^)]*)\))?$/;
+const MATCH = /^(\d+)([:-]) (.*)$/;
+
+function parseCount(value: string): CountHeader | undefined {
+  const m = COUNT.exec(value.trim());
+  if (!m) return undefined;
+  const detail = m[3]?.trim();
+  return {
+    count: Number(m[1]),
+    capped: m[2] !== undefined,
+    ...(m[2] !== undefined ? { cap: Number(m[2]) } : {}),
+    ...(detail ? { capDetail: detail } : {}),
+  };
+}
+
+function parseIndentedTree(lines: string[]): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  // stack[i] = directory path prefix at depth i
+  const dirs: string[] = [];
+  let lastFile: { entry: TreeEntry; depth: number } | undefined;
+  for (const raw of lines) {
+    if (raw.trim() === "") continue;
+    const indentWidth = raw.length - raw.trimStart().length;
+    const depth = Math.floor(indentWidth / 2);
+    const text = raw.trimStart();
+    const match = MATCH.exec(text);
+    if (match && lastFile && depth === lastFile.depth + 1) {
+      lastFile.entry.matches ??= [];
+      lastFile.entry.matches.push({
+        line: Number(match[1]),
+        text: match[3] ?? "",
+        ...(match[2] === "-" ? { context: true } : {}),
+      });
+      continue;
+    }
+    dirs.length = Math.min(dirs.length, depth);
+    const prefix = dirs.length ? `${dirs[dirs.length - 1]}/` : "";
+    if (text.endsWith("/")) {
+      dirs.push(prefix + text.slice(0, -1));
+      lastFile = undefined;
+      continue;
+    }
+    const note = /^(.*?) (\([^()]*\))$/.exec(text);
+    const entry: TreeEntry = note ? { path: prefix + note[1], note: note[2] } : { path: prefix + text };
+    entries.push(entry);
+    lastFile = { entry, depth };
+  }
+  return entries;
+}
+
+function parseRetiredGroups(lines: string[]): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let dir = "";
+  let last: TreeEntry | undefined;
+  for (const raw of lines) {
+    if (raw.trim() === "") continue;
+    const group = RETIRED_DIR.exec(raw);
+    if (group) {
+      dir = group[1] === "./" ? "" : (group[1] as string);
+      last = undefined;
+      continue;
+    }
+    const text = raw.trim();
+    const match = MATCH.exec(text);
+    if (match && last && raw.startsWith(" ")) {
+      last.matches ??= [];
+      last.matches.push({
+        line: Number(match[1]),
+        text: match[3] ?? "",
+        ...(match[2] === "-" ? { context: true } : {}),
+      });
+      continue;
+    }
+    const note = /^(.*?) (\([^()]*\))$/.exec(text);
+    last = note ? { path: dir + note[1], note: note[2] } : { path: dir + text };
+    entries.push(last);
+  }
+  return entries;
+}
+
+/** Kinds whose body is a path tree. */
+const TREE_KINDS = new Set(["file_list", "dir_list", "search_results"]);
+
+/**
+ * Turns model-facing text back into structure: headers, counts with their caps, and for listings and
+ * search results the tree entries. Reads both the indented tree and the retired `# dir/` grouped form.
+ */
+export function parseToolText(text: string): ParsedToolText {
+  const lines = text.split("\n");
+  const headers: Record<string, string> = {};
+  const counts: Record<string, CountHeader> = {};
+  let i = 0;
+  for (; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (RETIRED_DIR.test(line)) break;
+    const m = HEADER.exec(line);
+    if (!m) break;
+    const key = m[1] as string;
+    const value = m[2] ?? "";
+    headers[key] = value;
+    const count = parseCount(value);
+    if (count) counts[key] = count;
+  }
+  const bodyLines = lines.slice(i);
+  const result: ParsedToolText = { headers, counts, body: bodyLines.join("\n") };
+  const kind = headers.Kind;
+  if (kind) result.kind = kind;
+  if (headers.Error) {
+    result.kind = "error";
+    result.error = { code: headers.Error, message: result.body.trim() };
+    return result;
+  }
+  const retired = bodyLines.some((l) => RETIRED_DIR.test(l));
+  if (retired || (kind && TREE_KINDS.has(kind))) {
+    const entries = retired ? parseRetiredGroups(bodyLines) : parseIndentedTree(bodyLines);
+    result.entries = entries;
+    result.totals = {
+      files: entries.length,
+      matches: entries.reduce((n, e) => n + (e.matches?.filter((m) => !m.context).length ?? 0), 0),
+    };
+  }
+  return result;
+}

@@ -1,0 +1,129 @@
+import type { z } from "zod";
+import type { AtomicWriteOptions, AtomicWriteResult } from "./atomic-write.js";
+import type { EditBackend, Limits, ToolbeltConfig } from "./config.js";
+import type { ErrorPayload } from "./errors.js";
+import type { EventInput } from "./events.js";
+import type { ReadLedger } from "./ledger.js";
+import type { ResolvedPath } from "./paths.js";
+import type { Session } from "./session.js";
+
+export type Access = "read" | "write" | "execute" | "interact";
+
+/** Every tool result: JSON tagged with `kind`. */
+export interface Payload {
+  kind: string;
+  [field: string]: unknown;
+}
+
+export interface ToolRequirements {
+  /** A client capability such as `generative_ui` or `ask_user`. */
+  capability?: string;
+  rootAgentOnly?: boolean;
+  actModeOnly?: boolean;
+  /** Bound only when the session's workspace mode is `auto`. */
+  autoWorkspaceOnly?: boolean;
+}
+
+/** The same implementation bound under another name and schema in a profile. */
+export interface ProfileVariant {
+  name: string;
+  description?: string;
+  /** The profile's own input schema; when absent the tool's schema is used. */
+  input?: z.ZodType;
+  /** Maps a validated profile input to the tool's own input (validated again after mapping). */
+  toInput?: (input: Record<string, unknown>) => unknown;
+}
+
+export interface ApprovalRequest {
+  summary: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface WriteResult extends AtomicWriteResult {
+  /** Notes appended by afterWrite hooks (for example new diagnostics of the edited file). */
+  notes: string[];
+}
+
+/** What a tool's `execute` receives besides its input. */
+export interface ToolContext {
+  readonly session: Session;
+  readonly callId: string;
+  readonly signal: AbortSignal;
+  readonly root: string;
+  readonly cwd: string;
+  readonly config: ToolbeltConfig;
+  readonly limits: Limits;
+  readonly ledger: ReadLedger;
+  readonly profile: string;
+  /** The name the tool was called by (differs from `name` in a profile). */
+  readonly calledAs: string;
+  /** Resolves a path inside the root (relative to the session's cwd); throws EPATH_ESCAPE otherwise. */
+  resolve(path: string): ResolvedPath;
+  emit(event: EventInput): void;
+  /** Atomic, per-file serialised write that invalidates the read ledger and runs afterWrite hooks. */
+  writeFile(abs: string, data: string | Uint8Array, options?: AtomicWriteOptions): Promise<WriteResult>;
+  /** Runs `fn` while holding the per-file lock (for read-modify-write edits). */
+  withFileLock<T>(abs: string, fn: () => Promise<T>): Promise<T>;
+  /** Asks the session's permission policy for something beyond the call itself. */
+  approve(request: ApprovalRequest): Promise<boolean>;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kind: string } = Payload> {
+  name: string;
+  description: string;
+  input: S;
+  family: string;
+  access: Access;
+  /** Left out of bind() and found through tool_search when tool search is on. */
+  deferrable?: boolean;
+  requires?: ToolRequirements;
+  /** Marks one of the interchangeable edit backends; a session binds exactly one of them. */
+  editBackend?: EditBackend;
+  /** Profile name → variant, or `false` to leave the tool out of that profile. */
+  profiles?: Record<string, ProfileVariant | false>;
+  /** Root-relative or absolute paths the call touches, for allowlists and approval prompts. */
+  paths?: (input: z.output<S>) => string[];
+  execute: (input: z.output<S>, ctx: ToolContext) => Promise<P | ErrorPayload> | P | ErrorPayload;
+  /** The model-facing text for a payload. */
+  render?: (payload: P) => string;
+}
+
+/** A tool whose input and payload types are erased, as registries hold them. */
+export interface AnyTool {
+  name: string;
+  description: string;
+  input: z.ZodType;
+  family: string;
+  access: Access;
+  deferrable?: boolean;
+  requires?: ToolRequirements;
+  editBackend?: EditBackend;
+  profiles?: Record<string, ProfileVariant | false>;
+  paths?: (input: never) => string[];
+  execute: (input: never, ctx: ToolContext) => Promise<{ kind: string }> | { kind: string };
+  render?: (payload: never) => string;
+}
+
+const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+
+/** Declares a tool. Checks the name once, at definition time. */
+export function defineTool<S extends z.ZodType, P extends { kind: string }>(
+  definition: ToolDefinition<S, P>,
+): ToolDefinition<S, P> {
+  if (!TOOL_NAME.test(definition.name)) {
+    throw new Error(
+      `invalid tool name ${JSON.stringify(definition.name)}: letters, digits, _ and - (max 64)`,
+    );
+  }
+  for (const variant of Object.values(definition.profiles ?? {})) {
+    if (variant && !TOOL_NAME.test(variant.name))
+      throw new Error(`invalid profile tool name ${variant.name}`);
+  }
+  return definition;
+}
+
+export function asAnyTool<S extends z.ZodType, P extends { kind: string }>(
+  tool: ToolDefinition<S, P>,
+): AnyTool {
+  return tool as unknown as AnyTool;
+}

@@ -1,0 +1,7 @@
+import { definePlugin, type Plugin } from "@toolbelt/core";
+
+/** The projects family as a plugin: its tools, registered by createToolbelt(). */
+export const family: Plugin = definePlugin({
+  name: "projects",
+  tools: [],
+});

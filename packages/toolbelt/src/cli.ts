@@ -1,0 +1,319 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import {
+  errorPayload,
+  normaliseError,
+  type Payload,
+  type Session,
+  ToolbeltError,
+  toAnthropicTool,
+  toMcpTool,
+  toOpenAITool,
+} from "@toolbelt/core";
+import yargs, { type Argv } from "yargs";
+import { createToolbelt, resolveConfig } from "./create.js";
+import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
+
+/** A usage error: exit code 2. */
+class UsageError extends Error {}
+
+const EXIT_OK = 0;
+const EXIT_TOOL_ERROR = 1;
+const EXIT_USAGE = 2;
+
+function writeLine(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function readInput(args: { input?: string; inputFile?: string }): Promise<unknown> {
+  if (args.input !== undefined && args.inputFile !== undefined)
+    throw new UsageError("give --input or --input-file, not both");
+  let text = "{}";
+  let source = "--input";
+  if (args.inputFile !== undefined) {
+    source = args.inputFile;
+    try {
+      text = readFileSync(args.inputFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read --input-file ${args.inputFile}: ${(error as Error).message}`);
+    }
+  } else if (args.input === "-") {
+    source = "stdin";
+    text = await readStdin();
+  } else if (args.input !== undefined) {
+    text = args.input;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The family that owns a tool name, from the manifest the build writes; undefined means "load all". */
+function familyOf(tool: string): FamilyName | undefined {
+  try {
+    const manifest = JSON.parse(
+      readFileSync(new URL("./tool-manifest.json", import.meta.url), "utf8"),
+    ) as Record<string, FamilyName>;
+    const family = manifest[tool];
+    return family && FAMILY_NAMES.includes(family) ? family : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface CommonArgs {
+  root: string;
+  config?: string;
+  profile?: string;
+  allow?: string[];
+  model?: string;
+}
+
+async function openSession(args: CommonArgs, families?: readonly FamilyName[]): Promise<Session> {
+  return createToolbelt({
+    root: path.resolve(args.root),
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.profile ? { profile: args.profile } : {}),
+    ...(args.model ? { model: args.model } : {}),
+    allow: args.allow ?? [],
+    ...(families ? { families } : {}),
+  });
+}
+
+function common<T>(y: Argv<T>) {
+  return y
+    .option("root", {
+      type: "string",
+      default: process.cwd(),
+      describe: "project root (every path stays inside it)",
+      defaultDescription: "current directory",
+    })
+    .option("config", { type: "string", describe: "config file layered over <root>/configs/app.json" })
+    .option("profile", { type: "string", describe: "tool profile: default, mewbo, mouaif" })
+    .option("model", {
+      type: "string",
+      describe: "model id (picks the edit backend unless agent.edit_tool pins one)",
+    })
+    .option("allow", {
+      type: "string",
+      array: true,
+      describe: "allow a tool or family the policy would ask about (repeatable), e.g. --allow shell",
+    });
+}
+
+async function runCommand(
+  args: CommonArgs & { tool: string; input?: string; inputFile?: string; format: string },
+): Promise<number> {
+  const input = await readInput(args);
+  const family = familyOf(args.tool);
+  const session = await openSession(args, family ? [family] : undefined);
+  try {
+    const { payload, text } = await session.callWithText(args.tool, input);
+    if (args.format === "text") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+    else writeLine(payload);
+    return payload.kind === "error" ? EXIT_TOOL_ERROR : EXIT_OK;
+  } finally {
+    await session.close();
+  }
+}
+
+async function execCommand(args: CommonArgs & { events: boolean }): Promise<number> {
+  const session = await openSession(args);
+  if (args.events) session.on("*", (event) => writeLine({ event }));
+  let failed = false;
+  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) {
+      if (line.trim() === "") continue;
+      let request: { id?: unknown; tool?: unknown; input?: unknown };
+      try {
+        request = JSON.parse(line) as typeof request;
+      } catch (error) {
+        writeLine({
+          id: null,
+          tool: null,
+          result: errorPayload("EINVAL_INPUT", `line is not JSON: ${(error as Error).message}`),
+        });
+        failed = true;
+        continue;
+      }
+      const id = request?.id ?? null;
+      if (typeof request !== "object" || request === null || typeof request.tool !== "string") {
+        writeLine({
+          id,
+          tool: null,
+          result: errorPayload("EINVAL_INPUT", 'each line needs {"tool": string, "input": object}', {
+            field: "tool",
+          }),
+        });
+        failed = true;
+        continue;
+      }
+      const result: Payload = await session.call(
+        request.tool,
+        request.input ?? {},
+        typeof id === "string" ? { callId: id } : {},
+      );
+      if (result.kind === "error") failed = true;
+      writeLine({ id, tool: request.tool, result });
+    }
+  } finally {
+    await session.close();
+  }
+  return failed ? EXIT_TOOL_ERROR : EXIT_OK;
+}
+
+async function toolsCommand(args: CommonArgs & { format: string }): Promise<number> {
+  const session = await openSession(args);
+  try {
+    const { tools, deferred } = session.bind();
+    switch (args.format) {
+      case "openai":
+        writeLine(tools.map(toOpenAITool));
+        break;
+      case "anthropic":
+        writeLine(tools.map(toAnthropicTool));
+        break;
+      case "mcp":
+        writeLine({ tools: tools.map(toMcpTool) });
+        break;
+      default:
+        writeLine({ profile: session.profile, edit_backend: session.editBackend(), tools, deferred });
+    }
+    return EXIT_OK;
+  } finally {
+    await session.close();
+  }
+}
+
+async function doctorCommand(args: { root: string; config?: string; format: string }): Promise<number> {
+  const root = path.resolve(args.root);
+  const config = await resolveConfig(root, args.config ? { configFile: args.config } : {});
+  const plugins = await loadFamilies();
+  const report: Array<{ family: string; name: string; status: string; detail: string }> = [
+    { family: "core", name: "node", status: "ok", detail: process.version },
+    { family: "core", name: "toolbelt", status: "ok", detail: version() },
+  ];
+  for (const plugin of plugins) {
+    if (!plugin.doctor) continue;
+    try {
+      for (const check of await plugin.doctor({ root, config }))
+        report.push({ family: plugin.name, ...check });
+    } catch (error) {
+      report.push({
+        family: plugin.name,
+        name: "doctor",
+        status: "unavailable",
+        detail: (error as Error).message,
+      });
+    }
+  }
+  if (args.format === "json") writeLine(report);
+  else
+    for (const r of report)
+      process.stdout.write(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
+  return EXIT_OK;
+}
+
+/** Parses argv and runs one command; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = EXIT_OK;
+  const cli = yargs(argv)
+    .scriptName("toolbelt")
+    .version(version())
+    .strict()
+    .demandCommand(1, "name a command: run, exec, tools, doctor")
+    .recommendCommands()
+    .command(
+      "run <tool>",
+      "call one tool and print its payload (exit 0 ok, 1 error payload, 2 usage error)",
+      (y) =>
+        common(y)
+          .positional("tool", {
+            type: "string",
+            demandOption: true,
+            describe: "tool name as bound in the profile",
+          })
+          .option("input", { type: "string", describe: "input as JSON, or - to read it from stdin" })
+          .option("input-file", { type: "string", describe: "read the input JSON from a file" })
+          .option("format", {
+            choices: ["json", "text"],
+            default: "json",
+            describe: "the payload as JSON, or the model-facing text",
+          }),
+      async (args) => {
+        exitCode = await runCommand(args as never);
+      },
+    )
+    .command(
+      "exec",
+      'one session over JSONL: stdin {"id"?, "tool", "input"} per line, stdout {"id", "tool", "result"}',
+      (y) =>
+        common(y).option("events", {
+          type: "boolean",
+          default: false,
+          describe: 'also write {"event": ...} lines',
+        }),
+      async (args) => {
+        exitCode = await execCommand(args as never);
+      },
+    )
+    .command(
+      "tools",
+      "print the schemas a session binds now",
+      (y) => common(y).option("format", { choices: ["json", "openai", "anthropic", "mcp"], default: "json" }),
+      async (args) => {
+        exitCode = await toolsCommand(args as never);
+      },
+    )
+    .command(
+      "doctor",
+      "report which ripgrep, sandbox, pty and language servers were found",
+      (y) =>
+        y
+          .option("root", { type: "string", default: process.cwd() })
+          .option("config", { type: "string" })
+          .option("format", { choices: ["text", "json"], default: "text" }),
+      async (args) => {
+        exitCode = await doctorCommand(args as never);
+      },
+    )
+    .fail((message, error) => {
+      if (error && !(error instanceof UsageError)) throw error;
+      process.stderr.write(`toolbelt: ${message ?? error?.message}\nRun toolbelt --help for usage.\n`);
+      exitCode = EXIT_USAGE;
+    })
+    .help()
+    .alias("help", "h");
+  try {
+    await cli.parseAsync();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`toolbelt: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    const e = normaliseError(error);
+    writeLine(e.toPayload());
+    // Config and plugin problems are the caller's to fix: usage errors.
+    return ToolbeltError.isInstance(error) && ["EINVAL_CONFIG", "EPLUGIN"].includes(e.code)
+      ? EXIT_USAGE
+      : EXIT_TOOL_ERROR;
+  }
+  return exitCode;
+}

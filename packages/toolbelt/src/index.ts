@@ -1,0 +1,5 @@
+// The public API of the `toolbelt` package: createToolbelt() and the core contract re-exported, so an
+// agent framework needs one import. The CLI lives in bin.ts and is not part of the API.
+export * from "@toolbelt/core";
+export { createToolbelt, importPlugin, type ToolbeltOptions } from "./create.js";
+export { FAMILY_LOADERS, FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";

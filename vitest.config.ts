@@ -1,0 +1,33 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const pkg = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url));
+
+// Unit tests run against src (no build needed); e2e tests spawn the built bin.
+export default defineConfig({
+  resolve: {
+    alias: {
+      "@toolbelt/core": pkg("core"),
+      "@toolbelt/files": pkg("files"),
+      "@toolbelt/edit": pkg("edit"),
+      "@toolbelt/shell": pkg("shell"),
+      "@toolbelt/lsp": pkg("lsp"),
+      "@toolbelt/ui": pkg("ui"),
+      "@toolbelt/projects": pkg("projects"),
+      "@toolbelt/bridge": pkg("bridge"),
+      "@toolbelt/console": pkg("console"),
+    },
+  },
+  test: {
+    include: [
+      "packages/*/src/**/*.test.ts",
+      "plugins/*/src/**/*.test.ts",
+      "packages/*/test/**/*.test.ts",
+      "runtime-tests/**/*.test.ts",
+      "examples/*/test/**/*.test.ts",
+    ],
+    testTimeout: 30000,
+    hookTimeout: 60000,
+    pool: "forks",
+  },
+});
