@@ -1,0 +1,345 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { fingerprintOf } from "./ledger.js";
+import { definePlugin, PLUGIN_API_VERSION } from "./plugin.js";
+import { createSession, editBackendForModel, type SessionOptions } from "./session.js";
+import { defineTool } from "./tool.js";
+
+const roots: string[] = [];
+function tempRoot(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tb-session-"));
+  roots.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const d of roots.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const echo = defineTool({
+  name: "echo",
+  family: "test",
+  access: "read",
+  description: "Echoes its input.",
+  input: z.object({
+    text: z.string(),
+    times: z.number().int().min(1).optional(),
+    nested: z.object({ n: z.number() }).optional(),
+  }),
+  execute: (input) => ({ kind: "echo", text: input.text.repeat(input.times ?? 1) }),
+  profiles: {
+    mewbo: {
+      name: "echo_tool",
+      input: z.object({ message: z.string() }),
+      toInput: (i) => ({ text: i.message }),
+    },
+    mouaif: false,
+  },
+});
+
+const boom = defineTool({
+  name: "boom",
+  family: "test",
+  access: "read",
+  description: "Throws.",
+  input: z.object({}),
+  execute: () => {
+    throw new Error("unexpected");
+  },
+});
+
+const run = defineTool({
+  name: "run_it",
+  family: "runner",
+  access: "execute",
+  description: "Pretends to run something.",
+  input: z.object({ command: z.string() }),
+  execute: (input) => ({ kind: "ran", command: input.command }),
+});
+
+const gated = [
+  defineTool({
+    name: "needs_ui",
+    family: "ui",
+    access: "interact",
+    description: "x",
+    input: z.object({}),
+    requires: { capability: "generative_ui" },
+    execute: () => ({ kind: "ok" }),
+  }),
+  defineTool({
+    name: "root_only",
+    family: "ui",
+    access: "interact",
+    description: "x",
+    input: z.object({}),
+    requires: { rootAgentOnly: true },
+    execute: () => ({ kind: "ok" }),
+  }),
+  defineTool({
+    name: "act_only",
+    family: "ui",
+    access: "interact",
+    description: "x",
+    input: z.object({}),
+    requires: { actModeOnly: true },
+    execute: () => ({ kind: "ok" }),
+  }),
+];
+
+const editors = (["edit_file", "search_replace_block", "structured_patch"] as const).map((backend) =>
+  defineTool({
+    name: backend,
+    family: "edit",
+    access: "write",
+    description: backend,
+    input: z.object({}),
+    editBackend: backend,
+    execute: () => ({ kind: backend }),
+  }),
+);
+
+const testPlugin = definePlugin({ name: "test", tools: [echo, boom, run, ...gated, ...editors] });
+
+async function session(options: Partial<SessionOptions> = {}) {
+  return createSession({ root: tempRoot(), plugins: [testPlugin], ...options });
+}
+
+describe("session.call", () => {
+  it("validates input and names the failing field with its JSON path", async () => {
+    const s = await session();
+    const result = await s.call("echo", { text: "x", nested: { n: "one" } });
+    expect(result).toMatchObject({ kind: "error", code: "EINVAL_INPUT", field: "nested.n" });
+    expect(String(result.message)).toContain("nested.n");
+  });
+
+  it("answers an unknown tool with EUNKNOWN_TOOL listing what exists", async () => {
+    const s = await session();
+    const result = await s.call("nope", {});
+    expect(result).toMatchObject({ kind: "error", code: "EUNKNOWN_TOOL" });
+    expect(String(result.message)).toContain("echo");
+  });
+
+  it("turns a crash inside a tool into an EINTERNAL payload", async () => {
+    const s = await session();
+    expect(await s.call("boom", {})).toMatchObject({
+      kind: "error",
+      code: "EINTERNAL",
+      message: "unexpected",
+    });
+  });
+
+  it("survives hostile inputs of every JSON type", async () => {
+    const s = await session();
+    for (const input of [
+      null,
+      undefined,
+      42,
+      "str",
+      [],
+      [1, 2],
+      { text: null },
+      JSON.parse(`{"__proto__": {"text": "x"}}`),
+    ]) {
+      const result = await s.call("echo", input);
+      expect(result.kind).toBe("error");
+    }
+  });
+
+  it("emits tool_call and tool_result events with the model-facing text", async () => {
+    const s = await session();
+    const seen: string[] = [];
+    s.on("*", (e) => seen.push(e.type));
+    const { payload, text } = await s.callWithText("echo", { text: "hi", times: 2 });
+    expect(payload).toEqual({ kind: "echo", text: "hihi" });
+    expect(text).toContain("hihi");
+    expect(seen).toEqual(["tool_call", "tool_result"]);
+  });
+});
+
+describe("binding", () => {
+  it("binds profile variants under their own name and schema", async () => {
+    const s = await session({ profile: "mewbo" });
+    const names = s.bind().tools.map((t) => t.name);
+    expect(names).toContain("echo_tool");
+    expect(names).not.toContain("echo");
+    expect(await s.call("echo_tool", { message: "m" })).toEqual({ kind: "echo", text: "m" });
+    const mouaif = await session({ profile: "mouaif" });
+    expect(mouaif.bind().tools.map((t) => t.name)).not.toContain("echo");
+  });
+
+  it("narrows to agent.allowed_tools", async () => {
+    const s = await session({ config: { agent: { allowed_tools: ["echo"] } } });
+    expect(s.bind().tools.map((t) => t.name)).toEqual(["echo"]);
+    expect((await s.call("boom", {})).code).toBe("EUNKNOWN_TOOL");
+  });
+
+  it("leaves out tools whose requirements the session does not meet", async () => {
+    const plain = await session({ mode: "plan" });
+    const names = plain.bind().tools.map((t) => t.name);
+    expect(names).toContain("root_only");
+    expect(names).not.toContain("needs_ui");
+    expect(names).not.toContain("act_only");
+    const ui = await session({ client: { capabilities: ["generative_ui"] } });
+    expect(ui.bind().tools.map((t) => t.name)).toEqual(expect.arrayContaining(["needs_ui", "act_only"]));
+    const child = await ui.fork();
+    expect(child.bind().tools.map((t) => t.name)).not.toContain("root_only");
+  });
+
+  it("binds exactly one edit backend, following the model unless config pins it", async () => {
+    const edits = (s: Awaited<ReturnType<typeof session>>) =>
+      s
+        .bind()
+        .tools.filter((t) => editors.some((e) => e.name === t.name))
+        .map((t) => t.name);
+    expect(edits(await session())).toEqual(["edit_file"]);
+    expect(edits(await session({ model: "claude-sonnet-4-5" }))).toEqual(["search_replace_block"]);
+    expect(edits(await session({ model: "gpt-5-codex" }))).toEqual(["structured_patch"]);
+    expect(
+      edits(await session({ model: "claude-opus-4", config: { agent: { edit_tool: "edit_file" } } })),
+    ).toEqual(["edit_file"]);
+    expect(editBackendForModel("o3-mini")).toBe("structured_patch");
+    expect(editBackendForModel("gpt-4.1")).toBe("structured_patch");
+    expect(editBackendForModel("llama-3")).toBe("edit_file");
+  });
+
+  it("disables a family from config", async () => {
+    const s = await session({ config: { tools: { runner: { enabled: false } } } });
+    expect(s.bind().tools.map((t) => t.name)).not.toContain("run_it");
+  });
+});
+
+describe("plugins", () => {
+  it("refuses a plugin that speaks another API version", async () => {
+    await expect(
+      createSession({
+        root: tempRoot(),
+        plugins: [{ name: "future", apiVersion: PLUGIN_API_VERSION + 1, tools: [] }],
+      }),
+    ).rejects.toThrow(/speaks plugin API 2/);
+  });
+
+  it("runs plugin tools exactly like built-ins (validation, events, permissions)", async () => {
+    const s = await session();
+    expect((await s.call("run_it", { command: "ls" })).code).toBe("EDENIED");
+  });
+});
+
+describe("permissions", () => {
+  it("denies ask with no approver and says how to allow it", async () => {
+    const s = await session();
+    const result = await s.call("run_it", { command: "ls" });
+    expect(result.code).toBe("EDENIED");
+    expect(String(result.message)).toContain("--allow runner");
+  });
+
+  it("asks the client's approver and emits approval events", async () => {
+    const prompts: string[] = [];
+    const s = await session({
+      client: {
+        approve: async (p) => {
+          prompts.push(p.summary);
+          return p.summary.includes("ok");
+        },
+      },
+    });
+    const events: string[] = [];
+    s.on("*", (e) => events.push(e.type));
+    expect((await s.call("run_it", { command: "ok" })).kind).toBe("ran");
+    expect((await s.call("run_it", { command: "rm -rf /" })).code).toBe("EDENIED");
+    expect(prompts).toEqual(["run_it: ok", "run_it: rm -rf /"]);
+    expect(events.filter((e) => e.startsWith("approval"))).toEqual([
+      "approval_requested",
+      "approval_resolved",
+      "approval_requested",
+      "approval_resolved",
+    ]);
+  });
+
+  it("allows with --allow", async () => {
+    const s = await session({ allow: ["runner"] });
+    expect((await s.call("run_it", { command: "ls" })).kind).toBe("ran");
+  });
+});
+
+describe("step", () => {
+  it("runs reads concurrently and writes alone, returning results in order", async () => {
+    const log: string[] = [];
+    const slow = (name: string, access: "read" | "write") =>
+      defineTool({
+        name,
+        family: "t",
+        access,
+        description: name,
+        input: z.object({ id: z.string() }),
+        execute: async (input) => {
+          log.push(`start ${input.id}`);
+          await new Promise((r) => setTimeout(r, 20));
+          log.push(`end ${input.id}`);
+          return { kind: "done", id: input.id };
+        },
+      });
+    const s = await createSession({
+      root: tempRoot(),
+      plugins: [definePlugin({ name: "t", tools: [slow("r", "read"), slow("w", "write")] })],
+    });
+    const results = await s.step([
+      { tool: "r", input: { id: "r1" } },
+      { tool: "r", input: { id: "r2" } },
+      { tool: "w", input: { id: "w1" } },
+      { tool: "w", input: { id: "w2" } },
+      { tool: "r", input: { id: "r3" } },
+    ]);
+    expect(results.map((r) => r.id)).toEqual(["r1", "r2", "w1", "w2", "r3"]);
+    expect(log.slice(0, 2)).toEqual(["start r1", "start r2"]);
+    const w1 = log.indexOf("start w1");
+    expect(log.indexOf("end r1")).toBeLessThan(w1);
+    expect(log.indexOf("end r2")).toBeLessThan(w1);
+    expect(log[w1 + 1]).toBe("end w1");
+    expect(log[log.indexOf("start w2") + 1]).toBe("end w2");
+  });
+});
+
+describe("writes and forks", () => {
+  it("writes atomically, keeps the mode, invalidates the ledger and runs afterWrite hooks", async () => {
+    const s = await session();
+    const file = path.join(s.root, "a.txt");
+    writeFileSync(file, "old", { mode: 0o640 });
+    const content = readFileSync(file);
+    s.ledger.record(file, fingerprintOf(content, statSync(file)), {
+      start: 1,
+      end: Number.POSITIVE_INFINITY,
+    });
+    s.hooks.afterWrite.add((info) => `hook saw ${info.rel}`);
+    const result = await s.writeFile(file, "new");
+    expect(result).toMatchObject({ created: false, bytes: 3, notes: ["hook saw a.txt"] });
+    expect(readFileSync(file, "utf8")).toBe("new");
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+    expect(s.ledger.status(file)).toBe("unread");
+    await expect(s.writeFile("/tmp/elsewhere.txt", "x")).rejects.toMatchObject({ code: "EPATH_ESCAPE" });
+  });
+
+  it("gives a sub-agent its own ledger, the parent's cwd and at most the parent's tools", async () => {
+    const s = await session({ config: { agent: { allowed_tools: ["echo", "boom"] } } });
+    const child = await s.fork();
+    expect(child.isRoot).toBe(false);
+    expect(child.cwd).toBe(s.cwd);
+    expect(child.ledger).not.toBe(s.ledger);
+    expect(
+      child
+        .bind()
+        .tools.map((t) => t.name)
+        .sort(),
+    ).toEqual(["boom", "echo"]);
+  });
+
+  it("closes forks with the parent and refuses calls after close", async () => {
+    const s = await session();
+    const child = await s.fork();
+    await s.close();
+    expect(child.closed).toBe(true);
+    expect((await s.call("echo", { text: "x" })).code).toBe("EUNAVAILABLE");
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { countWithCap, parseToolText, renderText, renderTree, type TreeEntry } from "./text-format.js";
+
+describe("text format", () => {
+  const entries: TreeEntry[] = [
+    { path: "packages/core/src/index.ts" },
+    { path: "packages/core/src/paths.ts" },
+    { path: "packages/files/logo.png", note: "(image)" },
+    { path: "README.md" },
+  ];
+
+  it("writes each shared prefix once and joins single-child directory chains", () => {
+    expect(renderTree(entries)).toBe(
+      [
+        "packages/",
+        "  core/src/",
+        "    index.ts",
+        "    paths.ts",
+        "  files/",
+        "    logo.png (image)",
+        "README.md",
+      ].join("\n"),
+    );
+  });
+
+  it("round-trips a capped listing through parseToolText", () => {
+    const text = renderText(
+      [
+        ["Kind", "file_list"],
+        ["Count", countWithCap(4, 4, true)],
+      ],
+      renderTree(entries),
+    );
+    const parsed = parseToolText(text);
+    expect(parsed.kind).toBe("file_list");
+    expect(parsed.counts.Count).toEqual({ count: 4, capped: true, cap: 4 });
+    expect(parsed.entries?.map((e) => e.path).sort()).toEqual(entries.map((e) => e.path).sort());
+    expect(parsed.entries?.find((e) => e.path.endsWith("logo.png"))?.note).toBe("(image)");
+  });
+
+  it("round-trips search matches nested under their files", () => {
+    const matches: TreeEntry[] = [
+      {
+        path: "src/a.ts",
+        matches: [
+          { line: 3, text: "const foo = 1;" },
+          { line: 4, text: "foo()", context: true },
+        ],
+      },
+      { path: "src/b/c.ts", matches: [{ line: 10, text: "  return foo: bar" }] },
+    ];
+    const text = renderText(
+      [
+        ["Kind", "search_results"],
+        ["Matches", countWithCap(200, 200, true, "matches / 1048576 chars")],
+      ],
+      renderTree(matches),
+    );
+    expect(text).toContain("# Matches: 200 (capped at 200 matches / 1048576 chars)");
+    const parsed = parseToolText(text);
+    expect(parsed.counts.Matches).toMatchObject({ count: 200, capped: true, cap: 200 });
+    // Directories come before files, so src/b/c.ts is listed before src/a.ts.
+    expect(parsed.entries).toEqual([matches[1], matches[0]]);
+    expect(parsed.totals).toEqual({ files: 2, matches: 2 });
+  });
+
+  it("reads the retired `# dir/` grouped form", () => {
+    const text = ["# Count: 3", "# src/", "a.ts", "  12: hit", "# src/lib/", "b.ts", "# ./", "top.md"].join(
+      "\n",
+    );
+    const parsed = parseToolText(text);
+    expect(parsed.counts.Count?.count).toBe(3);
+    expect(parsed.entries).toEqual([
+      { path: "src/a.ts", matches: [{ line: 12, text: "hit" }] },
+      { path: "src/lib/b.ts" },
+      { path: "top.md" },
+    ]);
+  });
+
+  it("parses error text", () => {
+    const parsed = parseToolText("# Error: ENOENT\nno such file: a.ts");
+    expect(parsed).toMatchObject({ kind: "error", error: { code: "ENOENT", message: "no such file: a.ts" } });
+  });
+
+  it("states an uncapped count plainly", () => {
+    expect(countWithCap(12, 500, false)).toBe("12");
+    expect(parseToolText("# Count: 12").counts.Count).toEqual({ count: 12, capped: false });
+  });
+});
