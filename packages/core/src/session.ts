@@ -17,7 +17,7 @@ import { PathResolver } from "./paths.js";
 import { decide } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { renderPayload } from "./render.js";
-import { type BoundToolSchema, inputJsonSchema } from "./schema-export.js";
+import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
 import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
 
@@ -283,7 +283,7 @@ export class Session {
     if (mode === "auto") {
       const chars = candidates
         .filter((c) => c.tool.deferrable)
-        .reduce((n, c) => n + JSON.stringify(inputJsonSchema(c.variant?.input ?? c.tool.input)).length, 0);
+        .reduce((n, c) => n + JSON.stringify(toolJsonSchema(c.tool, c.variant?.input)).length, 0);
       const share = this.#config.agent.tool_search_threshold ?? DEFAULT_DEFER_SHARE;
       const budget = (this.#config.agent.context_window_tokens ?? DEFAULT_CONTEXT_TOKENS) * share;
       defer = chars / 4 > budget;
@@ -325,10 +325,13 @@ export class Session {
     return this.#discovered;
   }
 
-  /** Searches the deferred tools this session was granted. */
+  /**
+   * Searches the deferrable tools this session was granted: those still deferred and those already
+   * discovered (so asking again for a bound tool returns its schema instead of nothing).
+   */
   searchTools(query: string, limit = 5): Binding[] {
     return searchTools(
-      this.bindings().filter((b) => b.deferred),
+      this.bindings().filter((b) => b.deferred || this.#discovered.has(b.name)),
       query,
       limit,
     );
@@ -654,7 +657,7 @@ function schemaOf(binding: Binding): BoundToolSchema {
   return {
     name: binding.name,
     description: binding.variant?.description ?? binding.tool.description,
-    inputSchema: inputJsonSchema(binding.variant?.input ?? binding.tool.input),
+    inputSchema: toolJsonSchema(binding.tool, binding.variant?.input),
     annotations: {
       readOnlyHint: access === "read",
       destructiveHint: access === "write" || access === "execute",

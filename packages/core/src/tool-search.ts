@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { inputJsonSchema } from "./schema-export.js";
+import { toolJsonSchema } from "./schema-export.js";
 import type { Binding } from "./session.js";
 import { renderText } from "./text-format.js";
 import { type AnyTool, asAnyTool, defineTool } from "./tool.js";
@@ -12,7 +12,7 @@ function tokens(text: string): string[] {
 }
 
 function haystack(binding: Binding): { name: string; words: Set<string>; text: string } {
-  const schema = inputJsonSchema(binding.variant?.input ?? binding.tool.input);
+  const schema = toolJsonSchema(binding.tool, binding.variant?.input);
   const args = Object.keys((schema.properties ?? {}) as Record<string, unknown>);
   const description = binding.variant?.description ?? binding.tool.description;
   const text = `${binding.name} ${description} ${args.join(" ")}`.toLowerCase();
@@ -29,14 +29,8 @@ function haystack(binding: Binding): { name: string; words: Set<string>; text: s
  */
 export function searchTools(candidates: Binding[], query: string, limit = 5): Binding[] {
   const q = query.trim();
-  if (q.toLowerCase().startsWith("select:")) {
-    const names = q
-      .slice("select:".length)
-      .split(",")
-      .map((n) => n.trim())
-      .filter(Boolean);
-    return names.flatMap((n) => candidates.filter((c) => c.name === n));
-  }
+  const names = selectedNames(q);
+  if (names) return names.flatMap((n) => candidates.filter((c) => c.name === n));
   const terms = q.split(/\s+/).filter(Boolean);
   const required = terms
     .filter((t) => t.startsWith("+") && t.length > 1)
@@ -61,13 +55,32 @@ export function searchTools(candidates: Binding[], query: string, limit = 5): Bi
     .map((s) => s.binding);
 }
 
-interface ToolSearchPayload {
+function selectedNames(query: string): string[] | undefined {
+  const q = query.trim();
+  if (!q.toLowerCase().startsWith("select:")) return undefined;
+  return q
+    .slice("select:".length)
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+}
+
+function notFound(query: string, found: Binding[]): { not_found?: string[] } {
+  const names = selectedNames(query);
+  if (!names) return {};
+  const missing = names.filter((n) => !found.some((b) => b.name === n));
+  return missing.length ? { not_found: missing } : {};
+}
+
+type ToolSearchPayload = {
   kind: "tool_search_results";
   query: string;
   bound: string[];
+  /** Names asked for with `select:` that are not deferrable tools of this session. */
+  not_found?: string[];
   tools: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
   remaining_deferred: number;
-}
+};
 
 /**
  * tool_search: finds deferred tools and binds them for the following calls. It searches only what the
@@ -86,15 +99,17 @@ export const toolSearchTool: AnyTool = asAnyTool(
     }),
     execute(input, ctx): ToolSearchPayload {
       const found = ctx.session.searchTools(input.query, input.max_results ?? 5);
-      const bound = ctx.session.discover(found.map((b) => b.name));
+      ctx.session.discover(found.map((b) => b.name));
+      // Every tool returned is bound now (newly or already), so the history records each of them.
       return {
         kind: "tool_search_results",
         query: input.query,
-        bound,
+        bound: found.map((b) => b.name),
+        ...notFound(input.query, found),
         tools: found.map((b) => ({
           name: b.name,
           description: b.variant?.description ?? b.tool.description,
-          input_schema: inputJsonSchema(b.variant?.input ?? b.tool.input),
+          input_schema: toolJsonSchema(b.tool, b.variant?.input),
         })),
         remaining_deferred: ctx.session.bind().deferred.length,
       };
@@ -110,6 +125,7 @@ export const toolSearchTool: AnyTool = asAnyTool(
           ["Kind", payload.kind],
           ["Query", payload.query],
           ["Bound", payload.bound.join(", ") || "(none)"],
+          ["Not-Found", payload.not_found?.join(", ")],
           ["Remaining-Deferred", payload.remaining_deferred],
         ],
         body,
