@@ -71,6 +71,7 @@ export {
   toMcpTool,
   toOpenAIStrictSchema,
   toOpenAITool,
+  toolJsonSchema,
 } from "./schema-export.js";
 export {
   type AfterWriteInfo,

@@ -10,6 +10,18 @@ export function inputJsonSchema(schema: z.ZodType): JsonSchema {
   return json;
 }
 
+/**
+ * The JSON Schema a tool is bound with: a profile variant's own input, else the tool's verbatim
+ * `jsonSchema` (an MCP server's), else derived from its zod input.
+ */
+export function toolJsonSchema(
+  tool: { input: z.ZodType; jsonSchema?: JsonSchema },
+  variantInput?: z.ZodType,
+): JsonSchema {
+  if (variantInput) return inputJsonSchema(variantInput);
+  return tool.jsonSchema ?? inputJsonSchema(tool.input);
+}
+
 export interface BoundToolSchema {
   name: string;
   description: string;

@@ -5,6 +5,7 @@ import type { ErrorPayload } from "./errors.js";
 import type { EventInput } from "./events.js";
 import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
+import type { JsonSchema } from "./schema-export.js";
 import type { Session } from "./session.js";
 
 export type Access = "read" | "write" | "execute" | "interact";
@@ -72,6 +73,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kin
   name: string;
   description: string;
   input: S;
+  /**
+   * The input's JSON Schema exactly as models should see it, when it comes from elsewhere (an MCP
+   * server's `inputSchema`); `input` still validates calls. Without it the schema is derived from `input`.
+   */
+  jsonSchema?: JsonSchema;
   family: string;
   access: Access;
   /** Left out of bind() and found through tool_search when tool search is on. */
@@ -93,6 +99,7 @@ export interface AnyTool {
   name: string;
   description: string;
   input: z.ZodType;
+  jsonSchema?: JsonSchema;
   family: string;
   access: Access;
   deferrable?: boolean;
