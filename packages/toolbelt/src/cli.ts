@@ -234,7 +234,15 @@ async function doctorCommand(args: { root: string; config?: string; format: stri
 /** Parses argv and runs one command; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = EXIT_OK;
-  const cli = yargs(argv)
+  // yargs reads a lone "-" as a positional; `--input -` means stdin.
+  const args = argv.flatMap((arg, i) =>
+    arg === "--input" && argv[i + 1] === "-"
+      ? ["--input=-"]
+      : arg === "-" && argv[i - 1] === "--input"
+        ? []
+        : [arg],
+  );
+  const cli = yargs(args)
     .scriptName("toolbelt")
     .version(version())
     .strict()
@@ -295,9 +303,9 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .fail((message, error) => {
+      // yargs keeps going after a custom fail handler returns: throwing stops it.
       if (error && !(error instanceof UsageError)) throw error;
-      process.stderr.write(`toolbelt: ${message ?? error?.message}\nRun toolbelt --help for usage.\n`);
-      exitCode = EXIT_USAGE;
+      throw error ?? new UsageError(message);
     })
     .help()
     .alias("help", "h");
@@ -305,7 +313,7 @@ export async function main(argv: string[]): Promise<number> {
     await cli.parseAsync();
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`toolbelt: ${error.message}\n`);
+      process.stderr.write(`toolbelt: ${error.message}\nRun toolbelt --help for usage.\n`);
       return EXIT_USAGE;
     }
     const e = normaliseError(error);
