@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   "ECONFLICT",
   "EPLUGIN",
   "EINTERNAL",
+  // The tool ran and reported its own failure (an MCP server's isError result).
+  "ETOOL_FAILED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
