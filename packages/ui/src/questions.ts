@@ -1,0 +1,347 @@
+import { randomUUID } from "node:crypto";
+import {
+  defineTool,
+  type ErrorPayload,
+  errorPayload,
+  type QuestionRequest,
+  type QuestionResponse,
+  renderText,
+  type Session,
+} from "@toolbelt/core";
+import { z } from "zod";
+
+type Question = QuestionRequest["questions"][number];
+
+/** One answer as the model reads it: the chosen option labels or the user's own words. */
+export type AnswerView = { question: string; options?: number[]; selected?: string[]; text?: string };
+
+export type QuestionAnswersPayload = {
+  kind: "question_answers";
+  question_id: string;
+  answers: AnswerView[];
+  notes?: string;
+};
+
+export type QuestionPendingPayload = {
+  kind: "question_pending";
+  question_id: string;
+  waited_seconds: number;
+  message: string;
+};
+
+export type QuestionSupersededPayload = {
+  kind: "question_superseded";
+  question_id: string;
+  user_message: string;
+  message: string;
+};
+
+export type QuestionPayload = QuestionAnswersPayload | QuestionPendingPayload | QuestionSupersededPayload;
+
+/** An answer that came after its question timed out, waiting for the agent loop to pick it up. */
+export type LateAnswer = QuestionAnswersPayload & { text: string };
+
+export type PendingQuestion = {
+  question_id: string;
+  questions: Question[];
+  /** `waiting`: the tool call is still blocked on it; `timed_out`: the call returned, the question stays open. */
+  status: "waiting" | "timed_out";
+  asked_at: string;
+};
+
+type Outcome =
+  | { type: "answered"; payload: QuestionAnswersPayload }
+  | { type: "superseded"; text: string }
+  | { type: "failed"; error: ErrorPayload };
+
+type Entry = {
+  request: QuestionRequest;
+  status: PendingQuestion["status"];
+  askedAt: string;
+  controller: AbortController;
+  settle: (outcome: Outcome) => void;
+};
+
+type Store = { pending: Map<string, Entry>; late: LateAnswer[]; hooked: boolean };
+
+const QUESTIONS_STATE = "ui.questions";
+
+function store(session: Session): Store {
+  const s = session.state<Store>(QUESTIONS_STATE, () => ({ pending: new Map(), late: [], hooked: false }));
+  if (!s.hooked) {
+    s.hooked = true;
+    // A new user message answers nothing: it replaces every open question.
+    session.hooks.userMessage.add((text) => supersede(session, s, text));
+    session.onClose(() => {
+      for (const entry of s.pending.values()) entry.controller.abort(new Error("session closed"));
+      s.pending.clear();
+    });
+  }
+  return s;
+}
+
+function supersede(session: Session, s: Store, text: string): void {
+  for (const [id, entry] of s.pending) {
+    s.pending.delete(id);
+    entry.controller.abort(new Error("superseded by a new user message"));
+    session.emit({ type: "question_answered", question_id: id, answers: [], superseded: true });
+    entry.settle({ type: "superseded", text });
+  }
+}
+
+/** Checks a response against its questions; returns the model's view of it or a reason. */
+function checkResponse(request: QuestionRequest, response: unknown): QuestionAnswersPayload | string {
+  if (typeof response !== "object" || response === null) return "the response must be an object";
+  const { answers, notes } = response as Partial<QuestionResponse>;
+  if (!Array.isArray(answers)) return "answers must be an array";
+  if (answers.length !== request.questions.length)
+    return `expected ${request.questions.length} answer(s), one per question, got ${answers.length}`;
+  if (notes !== undefined && typeof notes !== "string") return "notes must be a string";
+  const views: AnswerView[] = [];
+  for (const [i, answer] of answers.entries()) {
+    const q = request.questions[i] as Question;
+    const where = `answers[${i}]`;
+    if (typeof answer !== "object" || answer === null) return `${where} must be an object`;
+    const hasOptions = answer.options !== undefined && answer.options.length > 0;
+    const hasText = typeof answer.text === "string" && answer.text.trim() !== "";
+    if (hasOptions && hasText) return `${where}: give option indexes or free text, never both`;
+    if (!hasOptions && !hasText) return `${where}: give option indexes or free text`;
+    if (hasText) {
+      views.push({ question: q.question, text: answer.text as string });
+      continue;
+    }
+    const picked = answer.options as number[];
+    if (!picked.every((n) => Number.isInteger(n) && n >= 0 && n < q.options.length))
+      return `${where}: option indexes must be integers from 0 to ${q.options.length - 1}`;
+    if (new Set(picked).size !== picked.length) return `${where}: an option is chosen twice`;
+    if (picked.length > 1 && !q.multiple) return `${where}: this question takes one option`;
+    views.push({
+      question: q.question,
+      options: picked,
+      selected: picked.map((n) => q.options[n] as string),
+    });
+  }
+  return {
+    kind: "question_answers",
+    question_id: request.question_id,
+    answers: views,
+    ...(notes ? { notes } : {}),
+  };
+}
+
+function renderAnswers(payload: QuestionAnswersPayload, late = false): string {
+  const lines = payload.answers.map((a, i) => {
+    const answer = a.text !== undefined ? `(own words) ${a.text}` : (a.selected ?? []).join("; ");
+    return `Q${i + 1}: ${a.question}\nA${i + 1}: ${answer}`;
+  });
+  if (payload.notes) lines.push(`Notes: ${payload.notes}`);
+  return renderText(
+    [
+      ["Kind", payload.kind],
+      ["Question-Id", payload.question_id],
+      ["Late", late ? "true (the question had timed out; this answer arrived afterwards)" : undefined],
+    ],
+    lines.join("\n"),
+  );
+}
+
+/**
+ * Answers a question from outside the tool call (a UI, an HTTP client, a test). An answer in time
+ * completes the blocked call; one after its timeout becomes a late `question_answered` event and is
+ * queued for `takeLateAnswers`. Returns an error payload for an unknown id or an invalid answer.
+ */
+export function answerQuestion(
+  session: Session,
+  questionId: string,
+  response: QuestionResponse,
+): { kind: "question_answered"; question_id: string; late: boolean } | ErrorPayload {
+  const s = store(session);
+  const entry = s.pending.get(questionId);
+  if (!entry) {
+    const open = [...s.pending.keys()];
+    return errorPayload(
+      "ENOENT",
+      `no open question ${JSON.stringify(questionId)} (answered, superseded or never asked); open: ${open.join(", ") || "(none)"}`,
+      { question_id: questionId },
+    );
+  }
+  const checked = checkResponse(entry.request, response);
+  if (typeof checked === "string") return errorPayload("EINVAL_INPUT", checked, { question_id: questionId });
+  s.pending.delete(questionId);
+  const late = entry.status === "timed_out";
+  session.emit({
+    type: "question_answered",
+    question_id: questionId,
+    answers: response.answers,
+    ...(response.notes ? { notes: response.notes } : {}),
+    ...(late ? { late: true } : {}),
+  });
+  if (late) s.late.push({ ...checked, text: renderAnswers(checked, true) });
+  else entry.settle({ type: "answered", payload: checked });
+  return { kind: "question_answered", question_id: questionId, late };
+}
+
+/** Questions still open in this session (blocked calls and timed-out ones that can still be answered). */
+export function pendingQuestions(session: Session): PendingQuestion[] {
+  return [...store(session).pending.entries()].map(([id, e]) => ({
+    question_id: id,
+    questions: e.request.questions,
+    status: e.status,
+    asked_at: e.askedAt,
+  }));
+}
+
+/**
+ * Late answers not yet picked up, oldest first; each carries `text` to hand to the model as a new
+ * message. Taking them clears the queue.
+ */
+export function takeLateAnswers(session: Session): LateAnswer[] {
+  return store(session).late.splice(0);
+}
+
+const questionSchema = z.object({
+  question: z.string().min(1).max(1000).describe("the full question"),
+  header: z.string().max(40).optional().describe("a short label, e.g. 'Database'"),
+  options: z
+    .array(z.string().min(1).max(200))
+    .min(1)
+    .max(10)
+    .describe("choices; the user may also answer in own words"),
+  multiple: z.boolean().optional().describe("allow choosing several options"),
+});
+
+export const askUserQuestion = defineTool({
+  name: "ask_user_question",
+  family: "ui",
+  access: "interact",
+  requires: { rootAgentOnly: true, capability: "ask_user" },
+  description:
+    "Ask the user one or more questions, each with options; the user picks option(s) or answers in own words, and may add notes. Blocks until answered unless timeout_seconds is given: then an unanswered question returns a 'pending' result (not an error), stays open, and a later answer arrives as a new message. Ask only what you cannot find out yourself.",
+  input: z.object({
+    questions: z.array(questionSchema).min(1).max(8),
+    timeout_seconds: z.number().positive().max(86_400).optional().describe("stop waiting after this long"),
+  }),
+  async execute(input, ctx): Promise<QuestionPayload | ErrorPayload> {
+    const session = ctx.session;
+    const s = store(session);
+    const questionId = `q-${randomUUID().slice(0, 8)}`;
+    const questions: Question[] = input.questions.map((q) => ({
+      question: q.question,
+      options: q.options,
+      ...(q.header !== undefined ? { header: q.header } : {}),
+      ...(q.multiple !== undefined ? { multiple: q.multiple } : {}),
+    }));
+    const request: QuestionRequest = {
+      question_id: questionId,
+      questions,
+      ...(input.timeout_seconds !== undefined ? { timeout_seconds: input.timeout_seconds } : {}),
+    };
+    let settle: (outcome: Outcome) => void = () => {};
+    const outcome = new Promise<Outcome>((resolve) => {
+      settle = resolve;
+    });
+    const entry: Entry = {
+      request,
+      status: "waiting",
+      askedAt: new Date().toISOString(),
+      controller: new AbortController(),
+      settle,
+    };
+    s.pending.set(questionId, entry);
+    ctx.emit({ type: "question", ...request });
+
+    const ask = session.client.ask;
+    if (ask) {
+      // The client's promise outlives a timeout: a terminal answer typed later still counts (late).
+      ask(request, entry.controller.signal).then(
+        (response) => {
+          if (!s.pending.has(questionId)) return;
+          const result = answerQuestion(session, questionId, response);
+          if (result.kind === "error" && s.pending.get(questionId) === entry) {
+            s.pending.delete(questionId);
+            entry.settle({
+              type: "failed",
+              error: { ...result, message: `the client's answer: ${result.message}` },
+            });
+          }
+        },
+        (error: unknown) => {
+          if (entry.controller.signal.aborted || s.pending.get(questionId) !== entry) return;
+          s.pending.delete(questionId);
+          entry.settle({
+            type: "failed",
+            error: errorPayload(
+              "EUNAVAILABLE",
+              `the client could not ask: ${(error as Error)?.message ?? String(error)}`,
+            ),
+          });
+        },
+      );
+    }
+
+    const waits: Array<Promise<Outcome | "timeout" | "aborted">> = [outcome];
+    let timer: NodeJS.Timeout | undefined;
+    if (input.timeout_seconds !== undefined) {
+      const ms = input.timeout_seconds * 1000;
+      waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve("timeout"), ms))));
+    }
+    let onAbort: (() => void) | undefined;
+    waits.push(
+      new Promise((resolve) => {
+        onAbort = () => resolve("aborted");
+        if (ctx.signal.aborted) onAbort();
+        else ctx.signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    );
+    try {
+      const result = await Promise.race(waits);
+      if (result === "aborted") {
+        s.pending.delete(questionId);
+        entry.controller.abort(new Error("the call was cancelled"));
+        return errorPayload("ECANCELLED", "the question was cancelled before it was answered", {
+          question_id: questionId,
+        });
+      }
+      if (result === "timeout") {
+        entry.status = "timed_out";
+        return {
+          kind: "question_pending",
+          question_id: questionId,
+          waited_seconds: input.timeout_seconds ?? 0,
+          message: `No answer after ${input.timeout_seconds} s. The question stays open: if the user answers later, the answer comes to you as a new message. Continue with a sensible default and say which one you chose, or work on something that does not depend on the answer.`,
+        };
+      }
+      if (result.type === "answered") return result.payload;
+      if (result.type === "failed") return result.error;
+      return {
+        kind: "question_superseded",
+        question_id: questionId,
+        user_message: result.text,
+        message:
+          "The user sent a new message instead of answering; the question is closed. Follow the new message.",
+      };
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
+    }
+  },
+  render(payload) {
+    if (payload.kind === "question_answers") return renderAnswers(payload);
+    if (payload.kind === "question_pending")
+      return renderText(
+        [
+          ["Kind", payload.kind],
+          ["Question-Id", payload.question_id],
+          ["Waited", `${payload.waited_seconds} s`],
+        ],
+        payload.message,
+      );
+    return renderText(
+      [
+        ["Kind", payload.kind],
+        ["Question-Id", payload.question_id],
+      ],
+      `${payload.message}\nUser message: ${payload.user_message}`,
+    );
+  },
+});
