@@ -1,0 +1,135 @@
+import { definePlugin, defineTool, renderText, type ToolContext } from "@toolbelt/core";
+import { z } from "zod";
+import { git } from "./git.js";
+
+/** Output kept per call; beyond it the result says how much was left out. */
+const MAX_BYTES = 64 * 1024;
+
+type GitPayload = {
+  kind: "git_output";
+  command: string;
+  output: string;
+  truncated: boolean;
+  dropped_bytes: number;
+};
+
+function relPaths(ctx: ToolContext, paths: string[] | undefined): string[] {
+  // Every path goes through core's resolver: nothing outside the root reaches git.
+  return (paths ?? []).map((p) => ctx.resolve(p).rel);
+}
+
+async function run(ctx: ToolContext, args: string[], label: string): Promise<GitPayload> {
+  const out = await git(args, ctx.root, { maxBytes: MAX_BYTES, signal: ctx.signal });
+  return {
+    kind: "git_output",
+    command: label,
+    output: out.stdout,
+    truncated: out.droppedBytes > 0,
+    dropped_bytes: out.droppedBytes,
+  };
+}
+
+function render(payload: GitPayload): string {
+  return renderText(
+    [
+      ["Kind", payload.kind],
+      ["Command", payload.command],
+      [
+        "Truncated",
+        payload.truncated
+          ? `yes (${payload.dropped_bytes} bytes left out, capped at ${MAX_BYTES} bytes)`
+          : undefined,
+      ],
+    ],
+    payload.output.trimEnd() || "(no output)",
+  );
+}
+
+const ref = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^-\s][^\s]*$/, "a revision may not start with - or contain spaces");
+
+export const gitStatus = defineTool({
+  name: "git_status",
+  family: "git",
+  access: "read",
+  description: "Show the working tree status (branch, staged, unstaged and untracked files) in short form.",
+  input: z.object({ paths: z.array(z.string()).optional().describe("limit to these paths") }),
+  paths: (input) => input.paths ?? [],
+  execute: (input, ctx) =>
+    run(ctx, ["status", "--short", "--branch", "--", ...relPaths(ctx, input.paths)], "git status"),
+  render,
+});
+
+export const gitDiff = defineTool({
+  name: "git_diff",
+  family: "git",
+  access: "read",
+  description:
+    "Show changes as a unified diff: unstaged by default, staged with `staged`, or against a revision.",
+  input: z.object({
+    staged: z.boolean().optional().describe("diff the index against HEAD"),
+    revision: ref.optional().describe("diff the working tree against this revision"),
+    paths: z.array(z.string()).optional(),
+    context: z.number().int().min(0).max(20).optional().describe("lines of context (default 3)"),
+  }),
+  paths: (input) => input.paths ?? [],
+  execute: (input, ctx) => {
+    const args = ["diff", `-U${input.context ?? 3}`];
+    if (input.staged) args.push("--cached");
+    if (input.revision) args.push(input.revision);
+    return run(ctx, [...args, "--", ...relPaths(ctx, input.paths)], `git ${args.join(" ")}`);
+  },
+  render,
+});
+
+export const gitLog = defineTool({
+  name: "git_log",
+  family: "git",
+  access: "read",
+  description: "Show recent commits (hash, date, author, subject), optionally for some paths.",
+  input: z.object({
+    max_count: z.number().int().min(1).max(200).optional().describe("commits to show (default 20)"),
+    revision: ref.optional(),
+    paths: z.array(z.string()).optional(),
+  }),
+  paths: (input) => input.paths ?? [],
+  execute: (input, ctx) => {
+    const args = ["log", `--max-count=${input.max_count ?? 20}`, "--date=short", "--format=%h %ad %an %s"];
+    if (input.revision) args.push(input.revision);
+    return run(ctx, [...args, "--", ...relPaths(ctx, input.paths)], `git log -n ${input.max_count ?? 20}`);
+  },
+  render,
+});
+
+export const gitBlame = defineTool({
+  name: "git_blame",
+  family: "git",
+  access: "read",
+  description: "Show who last changed each line of a file, optionally for a line range (1-based, inclusive).",
+  input: z.object({
+    path: z.string(),
+    start_line: z.number().int().min(1).optional(),
+    end_line: z.number().int().min(1).optional(),
+  }),
+  paths: (input) => [input.path],
+  execute: (input, ctx) => {
+    const rel = ctx.resolve(input.path).rel;
+    const args = ["blame", "--date=short"];
+    if (input.start_line || input.end_line) args.push(`-L${input.start_line ?? 1},${input.end_line ?? ""}`);
+    return run(ctx, [...args, "--", rel], `git blame ${rel}`);
+  },
+  render,
+});
+
+/** The git plugin: four read-only tools over the git CLI. */
+const plugin = definePlugin({
+  name: "git",
+  version: "0.1.0",
+  tools: [gitStatus, gitDiff, gitLog, gitBlame],
+});
+
+export default plugin;
+export { plugin };
