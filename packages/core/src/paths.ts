@@ -89,7 +89,7 @@ export class PathResolver {
     const { real, exists } = resolveLenient(lexical);
     if (!isInside(this.root, real)) {
       throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${input}`, {
-        details: { path: input, root: this.root },
+        details: { path: input },
       });
     }
     return { abs: real, rel: this.relative(real), exists };
