@@ -133,7 +133,7 @@ export const presentUi = defineTool({
         }
         const hit = rewrite(root, input.into, (c) => ({ ...c, children: [...(c.children ?? []), tree] }));
         if (!hit) return errorPayload("EINTERNAL", `container ${input.into} vanished from its surface`);
-        const { text } = publish(ctx.session, state, hit.tree, owner, hit.path);
+        const { text } = publish(ctx.session, state, hit.tree, owner, "surface");
         return done("appended", hit.tree, text);
       }
       const rootId = isContainer(tree) ? tree.id : undefined;
@@ -142,7 +142,7 @@ export const presentUi = defineTool({
       if (rootId !== undefined && owner !== undefined && ownerRoot !== undefined) {
         const hit = rewrite(ownerRoot, rootId, () => tree);
         if (!hit) return errorPayload("EINTERNAL", `container ${rootId} vanished from its surface`);
-        const { text } = publish(ctx.session, state, hit.tree, owner, hit.path);
+        const { text } = publish(ctx.session, state, hit.tree, owner, "surface");
         return done("updated", hit.tree, text);
       }
       const { text } = publish(ctx.session, state, tree, undefined, "tree");

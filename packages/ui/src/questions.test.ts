@@ -1,0 +1,234 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  type ClientInfo,
+  createSession,
+  type QuestionRequest,
+  type Session,
+  type ToolbeltEvent,
+} from "@toolbelt/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { answerQuestion, family, pendingQuestions, takeLateAnswers } from "./index.js";
+
+let root: string;
+const open: Session[] = [];
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), "tb-ask-"));
+});
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function session(client?: ClientInfo): Promise<Session> {
+  const s = await createSession({ root, plugins: [family], ...(client ? { client } : {}) });
+  open.push(s);
+  return s;
+}
+
+const DB = {
+  question: "Which database?",
+  header: "DB",
+  options: ["Postgres", "SQLite", "MySQL"],
+};
+const FEATURES = { question: "Which features?", options: ["auth", "search", "billing"], multiple: true };
+
+function recorder(s: Session) {
+  const events: ToolbeltEvent[] = [];
+  s.on("*", (e) => {
+    if (e.type === "question" || e.type === "question_answered") events.push(e);
+  });
+  return events;
+}
+
+const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+
+describe("binding", () => {
+  it("is bound only for the root agent of a client that can ask; a headless session never binds it", async () => {
+    const headless = await session();
+    expect(headless.bind().tools.map((t) => t.name)).not.toContain("ask_user_question");
+    expect(await headless.call("ask_user_question", { questions: [DB] })).toMatchObject({
+      code: "EUNKNOWN_TOOL",
+    });
+    const noCapability = await session({ ask: async () => ({ answers: [] }) });
+    expect(noCapability.bind().tools.map((t) => t.name)).not.toContain("ask_user_question");
+    const asker = await session({ capabilities: ["ask_user"] });
+    expect(asker.bind().tools.map((t) => t.name)).toContain("ask_user_question");
+    const child = await asker.fork();
+    expect(child.bind().tools.map((t) => t.name)).not.toContain("ask_user_question");
+  });
+});
+
+describe("answers", () => {
+  it("blocks until the client answers; options come back as labels, notes kept", async () => {
+    let seen: QuestionRequest | undefined;
+    const s = await session({
+      capabilities: ["ask_user"],
+      ask: async (request) => {
+        seen = request;
+        await tick(30);
+        return { answers: [{ options: [1] }, { options: [0, 2] }], notes: "keep it small" };
+      },
+    });
+    const events = recorder(s);
+    const { payload, text } = await s.callWithText("ask_user_question", { questions: [DB, FEATURES] });
+    expect(payload).toMatchObject({
+      kind: "question_answers",
+      answers: [
+        { question: "Which database?", selected: ["SQLite"] },
+        { question: "Which features?", selected: ["auth", "billing"] },
+      ],
+      notes: "keep it small",
+    });
+    expect(seen?.questions[0]).toMatchObject({ header: "DB", options: DB.options });
+    expect(events.map((e) => e.type)).toEqual(["question", "question_answered"]);
+    expect(events[1]).toMatchObject({
+      question_id: seen?.question_id,
+      answers: [{ options: [1] }, { options: [0, 2] }],
+    });
+    expect(events[1]).not.toHaveProperty("late");
+    expect(text).toContain("A1: SQLite");
+    expect(text).toContain("Notes: keep it small");
+  });
+
+  it("takes free text instead of options, never both; a bad answer leaves the question open", async () => {
+    const s = await session({ capabilities: ["ask_user"] });
+    const call = s.call("ask_user_question", { questions: [DB] });
+    await tick();
+    const [pending] = pendingQuestions(s);
+    expect(pending).toMatchObject({ status: "waiting", questions: [{ question: "Which database?" }] });
+    const id = pending?.question_id as string;
+    const both = answerQuestion(s, id, { answers: [{ options: [0], text: "DuckDB" }] });
+    expect(both).toMatchObject({
+      kind: "error",
+      code: "EINVAL_INPUT",
+      message: expect.stringContaining("never both"),
+    });
+    expect(answerQuestion(s, id, { answers: [{ options: [0, 1] }] })).toMatchObject({
+      code: "EINVAL_INPUT",
+      message: expect.stringContaining("one option"),
+    });
+    expect(answerQuestion(s, id, { answers: [{ options: [7] }] })).toMatchObject({ code: "EINVAL_INPUT" });
+    expect(answerQuestion(s, id, { answers: [] })).toMatchObject({ code: "EINVAL_INPUT" });
+    expect(pendingQuestions(s)).toHaveLength(1);
+    expect(answerQuestion(s, id, { answers: [{ text: "DuckDB" }] })).toEqual({
+      kind: "question_answered",
+      question_id: id,
+      late: false,
+    });
+    expect(await call).toMatchObject({ kind: "question_answers", answers: [{ text: "DuckDB" }] });
+    expect(pendingQuestions(s)).toEqual([]);
+    expect(answerQuestion(s, id, { answers: [{ text: "again" }] })).toMatchObject({ code: "ENOENT" });
+  });
+
+  it("refuses an invalid answer from the client as an error result, not a crash", async () => {
+    const s = await session({
+      capabilities: ["ask_user"],
+      ask: async () => ({ answers: [{ options: [9] }] }),
+    });
+    expect(await s.call("ask_user_question", { questions: [DB] })).toMatchObject({
+      kind: "error",
+      code: "EINVAL_INPUT",
+      message: expect.stringContaining("the client's answer"),
+    });
+    const broken = await session({
+      capabilities: ["ask_user"],
+      ask: async () => {
+        throw new Error("no tty");
+      },
+    });
+    expect(await broken.call("ask_user_question", { questions: [DB] })).toMatchObject({
+      code: "EUNAVAILABLE",
+      message: expect.stringContaining("no tty"),
+    });
+  });
+});
+
+describe("timeouts and late answers", () => {
+  it("a timeout is a readable result; the question stays answerable and a late answer is an event + queue", async () => {
+    const s = await session({ capabilities: ["ask_user"] });
+    const events = recorder(s);
+    const { payload, text } = await s.callWithText("ask_user_question", {
+      questions: [DB],
+      timeout_seconds: 0.05,
+    });
+    expect(payload).toMatchObject({ kind: "question_pending", waited_seconds: 0.05 });
+    expect(text).toContain("stays open");
+    const id = payload.question_id as string;
+    expect(pendingQuestions(s)).toMatchObject([{ question_id: id, status: "timed_out" }]);
+    expect(takeLateAnswers(s)).toEqual([]);
+
+    expect(answerQuestion(s, id, { answers: [{ options: [0] }] })).toMatchObject({ late: true });
+    expect(events.at(-1)).toMatchObject({ type: "question_answered", question_id: id, late: true });
+    const late = takeLateAnswers(s);
+    expect(late).toMatchObject([{ question_id: id, answers: [{ selected: ["Postgres"] }] }]);
+    expect(late[0]?.text).toContain("# Late: true");
+    expect(takeLateAnswers(s)).toEqual([]);
+    expect(pendingQuestions(s)).toEqual([]);
+  });
+
+  it("a client that answers after the timeout still delivers, as a late question_answered event", async () => {
+    const s = await session({
+      capabilities: ["ask_user"],
+      ask: async () => {
+        await tick(120);
+        return { answers: [{ text: "whatever is simplest" }] };
+      },
+    });
+    const events = recorder(s);
+    const late = new Promise<ToolbeltEvent>((resolve) => s.on("question_answered", resolve));
+    const result = await s.call("ask_user_question", { questions: [DB], timeout_seconds: 0.02 });
+    expect(result.kind).toBe("question_pending");
+    expect(await late).toMatchObject({ late: true, answers: [{ text: "whatever is simplest" }] });
+    expect(events.map((e) => e.type)).toEqual(["question", "question_answered"]);
+    expect(takeLateAnswers(s)[0]?.text).toContain("whatever is simplest");
+  });
+});
+
+describe("superseding and cancelling", () => {
+  it("a new user message supersedes a pending question and aborts the client's prompt", async () => {
+    let aborted = false;
+    const s = await session({
+      capabilities: ["ask_user"],
+      ask: (_request, signal) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener("abort", () => {
+            aborted = true;
+            reject(signal.reason);
+          });
+        }),
+    });
+    const events = recorder(s);
+    const call = s.call("ask_user_question", { questions: [DB] });
+    await tick();
+    s.userMessage("never mind, use SQLite and move on");
+    expect(await call).toMatchObject({
+      kind: "question_superseded",
+      user_message: "never mind, use SQLite and move on",
+    });
+    expect(aborted).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: "question_answered", superseded: true, answers: [] });
+    expect(pendingQuestions(s)).toEqual([]);
+  });
+
+  it("a user message also closes a timed-out question, so no stale late answer arrives", async () => {
+    const s = await session({ capabilities: ["ask_user"] });
+    const result = await s.call("ask_user_question", { questions: [DB], timeout_seconds: 0.01 });
+    s.userMessage("new topic");
+    expect(answerQuestion(s, result.question_id as string, { answers: [{ options: [0] }] })).toMatchObject({
+      code: "ENOENT",
+    });
+    expect(takeLateAnswers(s)).toEqual([]);
+  });
+
+  it("cancelling the call returns ECANCELLED and closes the question", async () => {
+    const s = await session({ capabilities: ["ask_user"] });
+    const controller = new AbortController();
+    const call = s.call("ask_user_question", { questions: [DB] }, { signal: controller.signal });
+    await tick();
+    controller.abort();
+    expect(await call).toMatchObject({ kind: "error", code: "ECANCELLED" });
+    expect(pendingQuestions(s)).toEqual([]);
+  });
+});

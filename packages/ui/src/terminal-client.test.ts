@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { createSession } from "@toolbelt/core";
+import { describe, expect, it } from "vitest";
+import { family, terminalClient } from "./index.js";
+
+function terminal() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let written = "";
+  output.on("data", (chunk: Buffer) => {
+    written += chunk.toString("utf8");
+  });
+  return { input, output, written: () => written };
+}
+
+const wait = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+describe("terminalClient", () => {
+  it("asks ask_user_question on the terminal: numbered options, own words, a retry, then notes", async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "tb-tty-"));
+    const term = terminal();
+    const client = terminalClient({ input: term.input, output: term.output });
+    expect(client.capabilities).toContain("ask_user");
+    const session = await createSession({ root, plugins: [family], client });
+    try {
+      const call = session.call("ask_user_question", {
+        questions: [
+          { question: "Which database?", header: "DB", options: ["Postgres", "SQLite"] },
+          { question: "Which features?", options: ["auth", "search", "billing"], multiple: true },
+          { question: "Name?", options: ["app"] },
+        ],
+      });
+      await wait();
+      term.input.write("5\n"); // out of range: asked again
+      await wait();
+      term.input.write("2\n");
+      await wait();
+      term.input.write("1, 3\n");
+      await wait();
+      term.input.write("toolbelt-demo\n");
+      await wait();
+      term.input.write("ship today\n");
+      const result = await call;
+      expect(result).toMatchObject({
+        kind: "question_answers",
+        answers: [{ selected: ["SQLite"] }, { selected: ["auth", "billing"] }, { text: "toolbelt-demo" }],
+        notes: "ship today",
+      });
+      const shown = term.written();
+      expect(shown).toContain("? (1/3) [DB] Which database?");
+      expect(shown).toContain("  1. Postgres\n  2. SQLite");
+      expect(shown).toContain("choose numbers from 1 to 2");
+      expect(shown).toContain("Notes (optional");
+    } finally {
+      await session.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("answers permission prompts with y/N", async () => {
+    const term = terminal();
+    const client = terminalClient({ input: term.input, output: term.output });
+    const prompt = {
+      request_id: "r",
+      tool: "shell",
+      family: "shell",
+      access: "execute",
+      summary: "shell: ls",
+    };
+    const yes = client.approve?.(prompt);
+    await wait();
+    term.input.write("y\n");
+    expect(await yes).toBe(true);
+    const no = client.approve?.(prompt);
+    await wait();
+    term.input.write("\n");
+    expect(await no).toBe(false);
+    expect(term.written()).toContain("! shell: ls (shell, execute)");
+    expect(terminalClient({ approve: false }).approve).toBeUndefined();
+  });
+
+  it("stops asking when the question is superseded (the prompt is aborted)", async () => {
+    const term = terminal();
+    const client = terminalClient({ input: term.input, output: term.output });
+    const controller = new AbortController();
+    const asked = client.ask?.(
+      { question_id: "q", questions: [{ question: "Go?", options: ["yes"] }] },
+      controller.signal,
+    );
+    await wait();
+    controller.abort(new Error("superseded"));
+    await expect(asked).rejects.toThrow("superseded");
+  });
+});
