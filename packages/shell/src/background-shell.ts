@@ -1,0 +1,195 @@
+import { StringDecoder } from "node:string_decoder";
+import { AnsiStripper } from "./ansi.js";
+import type { ExitStatus, Launched } from "./launch.js";
+import { OutputLog } from "./output-log.js";
+import { type TerminateResult, terminate, untrack } from "./process-group.js";
+import type { SandboxStatus } from "./sandbox.js";
+
+export type ShellStatus = "running" | "exited" | "killed";
+
+/** Characters of output a background session keeps (older output is dropped and reported as missed). */
+export const BACKGROUND_LOG_CHARS = 1024 * 1024;
+
+/** The quiet time after which a burst of output counts as the whole reply. */
+const SETTLE_MS = 120;
+
+// shell_output events are coalesced: one per interval per session, bounded in size.
+const EVENT_INTERVAL_MS = 50;
+const EVENT_MAX_CHARS = 16 * 1024;
+
+export interface BackgroundShellInit {
+  id: string;
+  command: string;
+  cwd: string;
+  mark: string;
+  sandbox: SandboxStatus;
+  tty: boolean;
+  logChars?: number;
+  /** Receives coalesced output for `shell_output` events. */
+  emit?: (data: string) => void;
+}
+
+/** One command started with run_in_background: its process, status and bounded output log. */
+export class BackgroundShell {
+  readonly id: string;
+  readonly command: string;
+  readonly cwd: string;
+  readonly mark: string;
+  readonly sandbox: SandboxStatus;
+  readonly startedAt = Date.now();
+  readonly log: OutputLog;
+  status: ShellStatus = "running";
+  exitCode: number | null = null;
+  signal: string | null = null;
+  /** Last output or interaction: what idle reaping looks at. */
+  lastActivity = Date.now();
+  /** Where a read without an explicit cursor continues. */
+  readCursor = 0;
+  #launched: Launched | undefined;
+  readonly #decoder = new StringDecoder("utf8");
+  readonly #stripper: AnsiStripper | undefined;
+  readonly tty: boolean;
+  readonly #waiters = new Set<() => void>();
+  readonly #emit: ((data: string) => void) | undefined;
+  #pendingEvent = "";
+  #droppedEvent = 0;
+  #eventTimer: NodeJS.Timeout | undefined;
+  #killing: Promise<TerminateResult> | undefined;
+
+  constructor(init: BackgroundShellInit) {
+    this.id = init.id;
+    this.command = init.command;
+    this.cwd = init.cwd;
+    this.mark = init.mark;
+    this.sandbox = init.sandbox;
+    this.tty = init.tty;
+    // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
+    this.#stripper = init.tty ? undefined : new AnsiStripper();
+    this.log = new OutputLog(init.logChars ?? BACKGROUND_LOG_CHARS);
+    this.#emit = init.emit;
+  }
+
+  /** Wires the started process in (the data callback exists before the process does). */
+  attach(launched: Launched): void {
+    this.#launched = launched;
+    void launched.exited.then((status) => this.#exited(status));
+    void launched.drained.then(() => this.#append(this.#decoder.end() + (this.#stripper?.flush() ?? "")));
+  }
+
+  get pid(): number {
+    return this.#launched?.pid ?? -1;
+  }
+
+  get writable(): boolean {
+    return this.status === "running" && !!this.#launched?.writable;
+  }
+
+  /** Raw output from the process. */
+  receive(chunk: Buffer): void {
+    let text = this.#decoder.write(chunk);
+    if (this.#stripper) text = this.#stripper.push(text);
+    this.#append(text);
+  }
+
+  #append(text: string): void {
+    if (!text) return;
+    this.log.append(text);
+    this.lastActivity = Date.now();
+    this.#queueEvent(text);
+    this.#wake();
+  }
+
+  #queueEvent(text: string): void {
+    if (!this.#emit) return;
+    const room = EVENT_MAX_CHARS - this.#pendingEvent.length;
+    if (room > 0) this.#pendingEvent += text.slice(0, room);
+    if (text.length > room) this.#droppedEvent += text.length - Math.max(room, 0);
+    this.#eventTimer ??= setTimeout(() => this.#flushEvent(), EVENT_INTERVAL_MS);
+  }
+
+  #flushEvent(): void {
+    this.#eventTimer = undefined;
+    if (!this.#emit || (!this.#pendingEvent && !this.#droppedEvent)) return;
+    const note = this.#droppedEvent
+      ? `\n[… ${this.#droppedEvent} characters not streamed; read them with shell_session …]\n`
+      : "";
+    const data = this.#pendingEvent + note;
+    this.#pendingEvent = "";
+    this.#droppedEvent = 0;
+    this.#emit(data);
+  }
+
+  #exited(status: ExitStatus): void {
+    if (status.error) this.#append(`failed to start: ${status.error}\n`);
+    if (this.status === "running") this.status = this.#killing ? "killed" : "exited";
+    this.exitCode = status.code;
+    this.signal = status.signal;
+    this.lastActivity = Date.now();
+    untrack(this.pid);
+    this.#wake();
+  }
+
+  #wake(): void {
+    for (const wake of this.#waiters) wake();
+  }
+
+  /** Resolves on the next output or exit, or after `ms`. */
+  #next(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#waiters.add(done);
+    });
+  }
+
+  /**
+   * Waits until output past `from` satisfies `ready` (by default: any output) or the process
+   * exits, then until the output has been quiet for a moment, all within `waitMs`.
+   */
+  async waitForOutput(
+    from: number,
+    waitMs: number,
+    ready: (from: number) => boolean = () => true,
+  ): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    while (this.status === "running" && !(this.log.end > from && ready(from))) {
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      await this.#next(left);
+    }
+    // Let the rest of a burst arrive: stop after SETTLE_MS without output, or at the deadline.
+    for (;;) {
+      const left = Math.min(SETTLE_MS, deadline - Date.now());
+      if (left <= 0) return;
+      const before = this.log.end;
+      await this.#next(left);
+      if (this.log.end === before) return;
+    }
+  }
+
+  write(data: string): void {
+    this.lastActivity = Date.now();
+    this.#launched?.write(data);
+  }
+
+  /** Ends the process group (and marked escapees): SIGTERM, then SIGKILL after the grace period. */
+  kill(graceMs?: number): Promise<TerminateResult> {
+    if (this.status === "running") this.status = "killed";
+    this.#killing ??= terminate({ pgid: this.pid, mark: this.mark }, graceMs).finally(() =>
+      untrack(this.pid),
+    );
+    return this.#killing;
+  }
+
+  /** Ends whatever the finished command left running, and stops event timers. */
+  async dispose(): Promise<void> {
+    if (this.pid > 0) await this.kill();
+    if (this.#eventTimer) clearTimeout(this.#eventTimer);
+    this.#eventTimer = undefined;
+  }
+}

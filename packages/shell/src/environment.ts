@@ -1,0 +1,54 @@
+/** The name of the variable that tags every process a command starts (see process-group.ts). */
+export const MARK_VARIABLE = "TOOLBELT_SHELL_MARK";
+
+export interface EnvironmentOptions {
+  /** The per-session temporary directory (TMPDIR). */
+  tmpdir: string;
+  /** The tag inherited by the command and everything it starts. */
+  mark: string;
+  tty: boolean;
+}
+
+/**
+ * The environment of a command: the caller's, made non-interactive so that pagers, editors and
+ * credential prompts return at once instead of waiting for a human who is not there.
+ */
+export function commandEnvironment(
+  base: NodeJS.ProcessEnv,
+  options: EnvironmentOptions,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(base)) if (value !== undefined) env[key] = value;
+  Object.assign(env, {
+    PAGER: "cat",
+    GIT_PAGER: "cat",
+    GH_PAGER: "cat",
+    MANPAGER: "cat",
+    SYSTEMD_PAGER: "cat",
+    // `git commit` without -m gets an empty message and aborts instead of opening an editor.
+    GIT_EDITOR: "true",
+    GIT_SEQUENCE_EDITOR: "true",
+    EDITOR: "true",
+    VISUAL: "true",
+    GIT_TERMINAL_PROMPT: "0",
+    // Empty askpass programs make git skip asking altogether (and not fall back to SSH_ASKPASS).
+    GIT_ASKPASS: "",
+    SSH_ASKPASS: "",
+    GCM_INTERACTIVE: "Never",
+    DEBIAN_FRONTEND: "noninteractive",
+    PIP_NO_INPUT: "1",
+    TMPDIR: options.tmpdir,
+    TMP: options.tmpdir,
+    TEMP: options.tmpdir,
+    [MARK_VARIABLE]: options.mark,
+  });
+  if (options.tty) {
+    env.TERM = "xterm-256color";
+  } else {
+    env.TERM = "dumb";
+    env.NO_COLOR = "1";
+    delete env.FORCE_COLOR;
+    delete env.CLICOLOR_FORCE;
+  }
+  return env;
+}

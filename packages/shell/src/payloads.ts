@@ -1,0 +1,90 @@
+import type { ShellStatus } from "./background-shell.js";
+import type { SandboxStatus } from "./sandbox.js";
+
+/** A foreground command that ran to its end (or to its timeout). */
+export type ShellResult = {
+  kind: "shell_result";
+  command: string;
+  /** Root-relative working directory. */
+  cwd: string;
+  /** stdout and stderr merged in the order they were written; head and tail when elided. */
+  stdout: string;
+  /** null when a signal ended the command. */
+  exit_code: number | null;
+  signal?: string;
+  duration_ms: number;
+  /** The timeout ended the process group. */
+  timed_out?: boolean;
+  /** Bytes the command wrote in all. */
+  output_bytes: number;
+  /** Bytes dropped from the middle of `stdout`. */
+  elided_bytes?: number;
+  /** Processes still running after the command exited, which were then ended. */
+  leftover_processes?: number;
+  tty: boolean;
+  sandbox: SandboxStatus;
+  /** Why the sandbox is unavailable, in best-effort mode. */
+  sandbox_reason?: string;
+};
+
+/** A command started with run_in_background. */
+export type ShellStarted = {
+  kind: "shell_started";
+  shell_id: string;
+  command: string;
+  cwd: string;
+  pid: number;
+  status: ShellStatus;
+  tty: boolean;
+  sandbox: SandboxStatus;
+  sandbox_reason?: string;
+  /** Finished sessions dropped to make room. */
+  evicted?: string[];
+  /** Idle sessions ended to make room. */
+  reaped?: string[];
+};
+
+/** shell_session read / write / kill. */
+export type ShellSessionView = {
+  kind: "shell_session";
+  operation: "read" | "write" | "kill";
+  shell_id: string;
+  command: string;
+  status: ShellStatus;
+  exit_code: number | null;
+  signal?: string;
+  /** The output from `from_cursor` to `cursor` (narrowed to matching lines with a filter). */
+  output: string;
+  /** Where the next read continues. */
+  cursor: number;
+  /** Where this read started. */
+  from_cursor: number;
+  /** Output dropped from the bounded log before it was read. */
+  missed_characters?: number;
+  /** Output after `cursor` that did not fit in this reply. */
+  remaining_characters?: number;
+  filter?: string;
+  matched_lines?: number;
+  total_lines?: number;
+  tty: boolean;
+  sandbox: SandboxStatus;
+};
+
+export type ShellSessionSummary = {
+  shell_id: string;
+  command: string;
+  status: ShellStatus;
+  exit_code: number | null;
+  pid: number;
+  tty: boolean;
+  unread_characters: number;
+  started_at: string;
+  idle_ms: number;
+};
+
+/** shell_session list. */
+export type ShellSessionList = {
+  kind: "shell_sessions";
+  cap: number;
+  sessions: ShellSessionSummary[];
+};

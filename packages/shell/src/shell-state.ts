@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type Session, ToolbeltError } from "@toolbelt/core";
+import type { BackgroundShell } from "./background-shell.js";
+import { type Target, terminate } from "./process-group.js";
+
+/** A running session untouched (no output, no read or write) this long may be reaped for a new one. */
+export const DEFAULT_IDLE_REAP_MS = 10 * 60 * 1000;
+
+function idleReapMs(): number {
+  const fromEnv = Number(process.env.TOOLBELT_SHELL_IDLE_MS);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_IDLE_REAP_MS;
+}
+
+export interface RoomMade {
+  /** Finished sessions dropped to make room. */
+  evicted: string[];
+  /** Idle running sessions ended to make room. */
+  reaped: string[];
+}
+
+/**
+ * The shell family's state in one toolbelt session: background sessions, foreground commands in
+ * flight and the per-session temporary directory. Everything ends when the toolbelt session closes.
+ */
+export class ShellState {
+  readonly #session: Session;
+  readonly #shells = new Map<string, BackgroundShell>();
+  readonly #foreground = new Set<Target>();
+  readonly idleMs = idleReapMs();
+  #counter = 0;
+  #tmpdir: string | undefined;
+  #closed = false;
+
+  constructor(session: Session) {
+    this.#session = session;
+  }
+
+  static of(session: Session): ShellState {
+    return session.state("shell", () => {
+      const state = new ShellState(session);
+      session.onClose(() => state.close());
+      return state;
+    });
+  }
+
+  get cap(): number {
+    return this.#session.limits.shellMaxSessions;
+  }
+
+  /** The per-session TMPDIR, created on first use and removed at close. */
+  tmpdir(): string {
+    this.#tmpdir ??= mkdtempSync(path.join(os.tmpdir(), "toolbelt-shell-"));
+    return this.#tmpdir;
+  }
+
+  nextId(): string {
+    this.#counter += 1;
+    return `sh-${this.#counter}`;
+  }
+
+  get(id: string): BackgroundShell {
+    const shell = this.#shells.get(id);
+    if (!shell) {
+      const known = [...this.#shells.keys()];
+      throw new ToolbeltError(
+        "ENOENT",
+        `no shell session ${JSON.stringify(id)}${known.length ? `; sessions: ${known.join(", ")}` : " (there are none)"}`,
+        { details: { shell_id: id } },
+      );
+    }
+    return shell;
+  }
+
+  list(): BackgroundShell[] {
+    return [...this.#shells.values()];
+  }
+
+  /**
+   * Frees a slot for a new background session when all `cap` are taken: first a finished session
+   * (read ones before unread ones, oldest first), then a running one idle for `idleMs`; when every
+   * slot holds a running command that is not idle, refuses with ESESSION_CAP naming the cap.
+   */
+  async makeRoom(): Promise<RoomMade> {
+    const made: RoomMade = { evicted: [], reaped: [] };
+    while (this.#shells.size >= this.cap) {
+      const finished = this.list()
+        .filter((s) => s.status !== "running")
+        .sort((a, b) => unread(a) - unread(b) || a.lastActivity - b.lastActivity);
+      const victim = finished[0];
+      if (victim) {
+        this.#shells.delete(victim.id);
+        made.evicted.push(victim.id);
+        void victim.dispose();
+        continue;
+      }
+      const now = Date.now();
+      const idle = this.list()
+        .filter((s) => now - s.lastActivity >= this.idleMs)
+        .sort((a, b) => a.lastActivity - b.lastActivity)[0];
+      if (idle) {
+        this.#shells.delete(idle.id);
+        made.reaped.push(idle.id);
+        await idle.dispose();
+        continue;
+      }
+      const cap = this.cap;
+      throw new ToolbeltError(
+        "ESESSION_CAP",
+        `all ${cap} background shell sessions are running (limits.shellMaxSessions = ${cap}); end one with shell_session {"operation":"kill","shell_id":"…"} or raise limits.shellMaxSessions`,
+        { details: { cap, sessions: this.list().map((s) => s.id) } },
+      );
+    }
+    return made;
+  }
+
+  add(shell: BackgroundShell): void {
+    if (this.#closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
+    this.#shells.set(shell.id, shell);
+  }
+
+  /** Registers a foreground command so a session close ends it too. */
+  runningForeground(target: Target): () => void {
+    this.#foreground.add(target);
+    return () => this.#foreground.delete(target);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const endings: Array<Promise<unknown>> = [];
+    for (const shell of this.#shells.values()) endings.push(shell.dispose());
+    for (const target of this.#foreground) endings.push(terminate(target));
+    await Promise.allSettled(endings);
+    this.#shells.clear();
+    this.#foreground.clear();
+    if (this.#tmpdir) rmSync(this.#tmpdir, { recursive: true, force: true });
+  }
+}
+
+function unread(shell: BackgroundShell): number {
+  return shell.log.end > shell.readCursor ? 1 : 0;
+}

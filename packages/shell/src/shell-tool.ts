@@ -1,0 +1,268 @@
+import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
+import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { z } from "zod";
+import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
+import { BackgroundShell } from "./background-shell.js";
+import { commandEnvironment } from "./environment.js";
+import { HeadTailCapture } from "./head-tail-capture.js";
+import { type ExitStatus, type Launched, launch } from "./launch.js";
+import type { ShellResult, ShellStarted } from "./payloads.js";
+import {
+  anythingLeft,
+  liveProcesses,
+  type Target,
+  type TerminateResult,
+  terminate,
+  track,
+  untrack,
+} from "./process-group.js";
+import { loadPty, type PtyModule } from "./pty.js";
+import { renderShellResult, renderShellStarted } from "./result-text.js";
+import { planSandbox, type SandboxPlan } from "./sandbox.js";
+import { ShellState } from "./shell-state.js";
+
+export const DEFAULT_TIMEOUT_SECONDS = 115;
+
+/** After the command exits: how long output may keep arriving before what holds it open is ended. */
+const DRAIN_MS = 250;
+
+export const shellInput = z.object({
+  command: z.string().min(1).describe("The command line, run by bash (or sh where bash is missing)."),
+  cwd: z
+    .string()
+    .optional()
+    .describe("Working directory, relative to the session's directory; must stay inside the project root."),
+  timeout: z
+    .number()
+    .positive()
+    .max(24 * 3600)
+    .default(DEFAULT_TIMEOUT_SECONDS)
+    .describe(
+      "Seconds before the command and everything it started are ended (SIGTERM, then SIGKILL). Not applied to background sessions.",
+    ),
+  run_in_background: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Start the command and return a shell_id at once (dev servers, watchers); use shell_session to read its output, write to it or kill it.",
+    ),
+  tty: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Run under a pseudo-terminal (for programs that insist on one); output keeps its escape codes.",
+    ),
+});
+
+export type ShellInput = z.output<typeof shellInput>;
+
+interface Prepared {
+  cwd: { abs: string; rel: string };
+  plan: SandboxPlan;
+  env: Record<string, string>;
+  mark: string;
+  pty: PtyModule | undefined;
+}
+
+async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): Promise<Prepared> {
+  const cwd = ctx.resolve(input.cwd ?? ".");
+  let isDir = false;
+  try {
+    isDir = statSync(cwd.abs).isDirectory();
+  } catch {
+    throw new ToolbeltError("ENOENT", `cwd does not exist: ${input.cwd}`, { details: { cwd: input.cwd } });
+  }
+  if (!isDir)
+    throw new ToolbeltError("ENOTDIR", `cwd is not a directory: ${input.cwd}`, {
+      details: { cwd: input.cwd },
+    });
+  const tmpdir = state.tmpdir();
+  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir });
+  let pty: PtyModule | undefined;
+  if (input.tty) {
+    const loaded = await loadPty();
+    if (!loaded.module) {
+      throw new ToolbeltError(
+        "EUNAVAILABLE",
+        `tty: true needs a pseudo-terminal, and none is available here: ${loaded.detail}`,
+        {
+          details: { tty: true },
+        },
+      );
+    }
+    pty = loaded.module;
+  }
+  const mark = randomBytes(9).toString("base64url");
+  const env = commandEnvironment(process.env, { tmpdir, mark, tty: input.tty });
+  return { cwd, plan, env, mark, pty };
+}
+
+function startFailed(status: ExitStatus): ToolbeltError {
+  return new ToolbeltError(
+    "EUNAVAILABLE",
+    `the command could not be started: ${status.error ?? "unknown error"}`,
+  );
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function runForeground(
+  input: ShellInput,
+  ctx: ToolContext,
+  state: ShellState,
+  prep: Prepared,
+): Promise<ShellResult> {
+  const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
+  const started = performance.now();
+  const launched: Launched = launch({
+    command: input.command,
+    cwd: prep.cwd.abs,
+    env: prep.env,
+    prefix: prep.plan.prefix,
+    stdin: false,
+    ...(prep.pty ? { pty: prep.pty } : {}),
+    onData: (chunk) => capture.push(chunk),
+  });
+  if (launched.pid < 0) throw startFailed(await launched.exited);
+  const target: Target = { pgid: launched.pid, mark: prep.mark };
+  track(launched.pid);
+  const release = state.runningForeground(target);
+  let timedOut = false;
+  let cancelled = false;
+  let ending: Promise<TerminateResult> | undefined;
+  const end = () => {
+    ending ??= terminate(target);
+    return ending;
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void end();
+  }, input.timeout * 1000);
+  const onAbort = () => {
+    cancelled = true;
+    void end();
+  };
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let leftovers = 0;
+  let status: ExitStatus;
+  let durationMs: number;
+  try {
+    status = await launched.exited;
+    durationMs = Math.round(performance.now() - started);
+    clearTimeout(timer);
+    if (status.error) throw startFailed(status);
+    // Output still in the pipe arrives now; if something the command started keeps the pipe
+    // open (or left the group), it is ended: a foreground command leaves nothing behind.
+    await Promise.race([launched.drained, sleep(DRAIN_MS)]);
+    if (ending) await ending;
+    else if (anythingLeft(target)) {
+      leftovers = liveProcesses(target).length;
+      await end();
+    }
+    await Promise.race([launched.drained, sleep(DRAIN_MS)]);
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
+    release();
+    untrack(launched.pid);
+  }
+  if (cancelled) {
+    throw new ToolbeltError("ECANCELLED", "the call was cancelled; the command's process group was ended");
+  }
+  const clean = launched.tty
+    ? (text: string) => collapseCarriageReturns(text)
+    : (text: string) => collapseCarriageReturns(stripAnsi(text));
+  const output = capture.finish(clean);
+  const result: ShellResult = {
+    kind: "shell_result",
+    command: input.command,
+    cwd: prep.cwd.rel,
+    stdout: output.text,
+    exit_code: status.code,
+    duration_ms: durationMs,
+    output_bytes: output.totalBytes,
+    tty: launched.tty,
+    sandbox: prep.plan.status,
+  };
+  if (status.signal) result.signal = status.signal;
+  if (timedOut) result.timed_out = true;
+  if (output.elidedBytes > 0) result.elided_bytes = output.elidedBytes;
+  if (leftovers > 0) result.leftover_processes = leftovers;
+  if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
+  return result;
+}
+
+async function startBackground(
+  input: ShellInput,
+  ctx: ToolContext,
+  state: ShellState,
+  prep: Prepared,
+): Promise<ShellStarted> {
+  const room = await state.makeRoom();
+  const id = state.nextId();
+  const session = ctx.session;
+  const shell = new BackgroundShell({
+    id,
+    command: input.command,
+    cwd: prep.cwd.rel,
+    mark: prep.mark,
+    sandbox: prep.plan.status,
+    tty: !!prep.pty,
+    emit: (data) => {
+      if (!session.closed) session.emit({ type: "shell_output", shell_id: id, data });
+    },
+  });
+  const launched = launch({
+    command: input.command,
+    cwd: prep.cwd.abs,
+    env: prep.env,
+    prefix: prep.plan.prefix,
+    // A pipe that stays open so shell_session can write to the command (a pty is writable anyway).
+    stdin: true,
+    ...(prep.pty ? { pty: prep.pty } : {}),
+    onData: (chunk) => shell.receive(chunk),
+  });
+  if (launched.pid < 0) throw startFailed(await launched.exited);
+  shell.attach(launched);
+  track(launched.pid);
+  state.add(shell);
+  const result: ShellStarted = {
+    kind: "shell_started",
+    shell_id: id,
+    command: input.command,
+    cwd: prep.cwd.rel,
+    pid: launched.pid,
+    status: shell.status,
+    tty: launched.tty,
+    sandbox: prep.plan.status,
+  };
+  if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
+  if (room.evicted.length) result.evicted = room.evicted;
+  if (room.reaped.length) result.reaped = room.reaped;
+  return result;
+}
+
+export const shellTool = defineTool({
+  name: "shell",
+  family: "shell",
+  access: "execute",
+  description: [
+    "Runs a shell command in the project and returns its output (stdout and stderr merged, in order), exit code and duration.",
+    "Non-interactive: stdin is empty and pagers, editors and credential prompts are disabled, so nothing waits for input.",
+    "The command and everything it starts end at the timeout (default 115 s) or when it exits; long output keeps its head and tail.",
+    "Use run_in_background for servers and watchers, then shell_session to read, write or kill.",
+  ].join(" "),
+  input: shellInput,
+  profiles: { mewbo: { name: "aider_shell_tool" } },
+  execute: async (input, ctx): Promise<ShellResult | ShellStarted> => {
+    const state = ShellState.of(ctx.session);
+    if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
+    const prep = await prepare(input, ctx, state);
+    return input.run_in_background
+      ? startBackground(input, ctx, state, prep)
+      : runForeground(input, ctx, state, prep);
+  },
+  render: (payload: ShellResult | ShellStarted) =>
+    payload.kind === "shell_result" ? renderShellResult(payload) : renderShellStarted(payload),
+});
