@@ -1,0 +1,113 @@
+// A small real MCP server (stdio, the SDK's Server) for tests: text, images, structured content,
+// isError, a tool that crashes the process, and a tool that adds a tool (notifications/tools/list_changed).
+// TOY_MODE=hang never answers initialize; TOY_MODE=exit dies at once; TOY_PID_FILE records the pid.
+import { writeFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+if (process.env.TOY_PID_FILE) writeFileSync(process.env.TOY_PID_FILE, String(process.pid));
+if (process.env.TOY_MODE === "exit") {
+  process.stderr.write("toy: cannot open the database\n");
+  process.exit(3);
+}
+if (process.env.TOY_MODE === "hang") {
+  setInterval(() => {}, 1000);
+} else {
+  const object = (properties, required = []) => ({ type: "object", properties, required });
+  const tools = [
+    {
+      name: "echo",
+      description: "Echo a message back, upper-cased on request.",
+      inputSchema: object(
+        { message: { type: "string", description: "what to echo" }, upper: { type: "boolean" } },
+        ["message"],
+      ),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "pixel",
+      description: "Return a one-pixel PNG image.",
+      inputSchema: object({}),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "weather",
+      description: "Structured weather for a city.",
+      inputSchema: object({ city: { type: "string" } }, ["city"]),
+      outputSchema: object({ city: { type: "string" }, celsius: { type: "number" } }, ["city", "celsius"]),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "fail",
+      description: "Always reports a tool error.",
+      inputSchema: object({}),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "crash",
+      description: "Exits the server process in the middle of the call.",
+      inputSchema: object({}),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "add_tool",
+      description: "Adds a tool named by the input and announces the new list.",
+      inputSchema: object({ name: { type: "string" } }, ["name"]),
+    },
+    {
+      name: "env",
+      description: "Read an environment variable of the server process.",
+      inputSchema: object({ name: { type: "string" } }, ["name"]),
+      annotations: { readOnlyHint: true },
+    },
+  ];
+  const server = new Server({ name: "toy", version: "1.2.3" }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const args = request.params.arguments ?? {};
+    switch (request.params.name) {
+      case "echo": {
+        const text = String(args.message);
+        return { content: [{ type: "text", text: args.upper ? text.toUpperCase() : text }] };
+      }
+      case "pixel":
+        return {
+          content: [
+            { type: "text", text: "one pixel" },
+            {
+              type: "image",
+              mimeType: "image/png",
+              data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+            },
+          ],
+        };
+      case "weather": {
+        const structured = { city: String(args.city), celsius: 21.5 };
+        return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+      }
+      case "fail":
+        return { content: [{ type: "text", text: "the toy refused: quota exceeded" }], isError: true };
+      case "crash":
+        process.stderr.write("toy: segfault in handler\n");
+        setTimeout(() => process.exit(7), 10);
+        return new Promise(() => {});
+      case "add_tool":
+        tools.push({
+          name: String(args.name),
+          description: `A tool added at run time (${String(args.name)}).`,
+          inputSchema: object({}),
+          annotations: { readOnlyHint: true },
+        });
+        await server.sendToolListChanged();
+        return { content: [{ type: "text", text: `added ${String(args.name)}` }] };
+      case "env":
+        return { content: [{ type: "text", text: process.env[String(args.name)] ?? "(unset)" }] };
+      default:
+        if (tools.some((t) => t.name === request.params.name))
+          return { content: [{ type: "text", text: `ran ${request.params.name}` }] };
+        throw new Error(`unknown tool ${request.params.name}`);
+    }
+  });
+  await server.connect(new StdioServerTransport());
+}

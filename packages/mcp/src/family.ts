@@ -1,0 +1,186 @@
+import {
+  asAnyTool,
+  type DoctorCheck,
+  type DoctorContext,
+  definePlugin,
+  defineTool,
+  type Plugin,
+  renderText,
+  type Session,
+} from "@toolbelt/core";
+import { z } from "zod";
+import { McpConnection, mcpDepth, type ServerState } from "./connection.js";
+import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
+import { sessionToolsOf } from "./tools.js";
+
+/** A toolbelt this many MCP hops deep starts no servers, so a project naming itself cannot recurse. */
+export const MAX_MCP_DEPTH = 3;
+
+const STATE_KEY = "mcp";
+
+export type ServerStatus = {
+  server: string;
+  state: ServerState | "invalid" | "skipped";
+  source: string;
+  /** How it starts (command line or URL); never headers or env values. */
+  start?: string;
+  tools: number;
+  error?: string;
+  started_in_ms?: number;
+};
+
+export type McpStatusPayload = { kind: "mcp_status"; servers: ServerStatus[]; down: string[] };
+
+/** The servers one root session started; forks and sub-agents share their root's. */
+export class McpServers {
+  readonly connections: McpConnection[] = [];
+  readonly problems: ServerProblem[] = [];
+  skipped: string | undefined;
+
+  status(): ServerStatus[] {
+    const rows: ServerStatus[] = this.connections.map((c) => ({
+      server: c.name,
+      state: c.state,
+      source: c.spec.source,
+      start: describeSpec(c.spec),
+      tools: c.state === "ready" ? c.tools.length : 0,
+      ...(c.error ? { error: c.error } : {}),
+      ...(c.startedInMs !== undefined ? { started_in_ms: c.startedInMs } : {}),
+    }));
+    for (const p of this.problems)
+      rows.push({
+        server: p.name,
+        state: this.skipped ? "skipped" : "invalid",
+        source: p.source,
+        tools: 0,
+        error: p.error,
+      });
+    return rows;
+  }
+
+  down(): string[] {
+    return this.status()
+      .filter((s) => s.state !== "ready")
+      .map((s) => s.server);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.connections.map((c) => c.close()));
+  }
+}
+
+function rootOf(session: Session): Session {
+  let s = session;
+  while (s.parent) s = s.parent;
+  return s;
+}
+
+/** The servers of a session (its root session's), if the mcp family set them up. */
+export function mcpServersOf(session: Session): McpServers {
+  return rootOf(session).state(STATE_KEY, () => new McpServers());
+}
+
+export function renderStatus(payload: McpStatusPayload): string {
+  const body = payload.servers
+    .map((s) => {
+      const head = `${s.server}: ${s.state}, ${s.tools} tool${s.tools === 1 ? "" : "s"} (${s.source}${s.start ? `: ${s.start}` : ""})`;
+      return s.error ? `${head}\n  ${s.error}` : head;
+    })
+    .join("\n");
+  return renderText(
+    [
+      ["Kind", payload.kind],
+      ["Servers", payload.servers.length],
+      ["Down", payload.down.join(", ") || "(none)"],
+    ],
+    body || "No MCP servers are configured (.mcp.json or mcpServers in configs/app.json).",
+  );
+}
+
+/** mcp_status: which of the project's MCP servers run, how many tools each gave, and why one is down. */
+export const mcpStatusTool = asAnyTool(
+  defineTool({
+    name: "mcp_status",
+    family: "mcp",
+    access: "read",
+    description:
+      "Show the project's MCP servers (from .mcp.json and config): which are running, their tool counts, and why a server is down.",
+    input: z.object({}),
+    execute(_input, ctx): McpStatusPayload {
+      const servers = mcpServersOf(ctx.session);
+      return { kind: "mcp_status", servers: servers.status(), down: servers.down() };
+    },
+    render: renderStatus,
+  }),
+);
+
+/**
+ * Starts every configured server of the session's root concurrently, each within its start timeout,
+ * and registers its tools as `mcp__<server>__<tool>` under the source `mcp:<server>`.
+ */
+export async function startServers(session: Session): Promise<McpServers> {
+  const servers = mcpServersOf(session);
+  const { servers: specs, problems } = readServerSpecs(session.root, session.config);
+  servers.problems.push(...problems);
+  if (mcpDepth() >= MAX_MCP_DEPTH) {
+    servers.skipped = `not started: this toolbelt is ${mcpDepth()} MCP hops deep (TOOLBELT_MCP_DEPTH)`;
+    for (const spec of specs)
+      servers.problems.push({ name: spec.name, source: spec.source, error: servers.skipped });
+    return servers;
+  }
+  session.registerTools("mcp", [mcpStatusTool]);
+  session.onClose(() => servers.closeAll());
+  const register = (connection: McpConnection) => {
+    if (!session.closed) session.registerTools(`mcp:${connection.name}`, sessionToolsOf(connection));
+  };
+  const connections = specs.map((spec) => new McpConnection(spec, register));
+  servers.connections.push(...connections);
+  await Promise.all(connections.map((c) => c.start()));
+  for (const connection of connections) if (connection.state === "ready") register(connection);
+  return servers;
+}
+
+/** Starts each configured server once, reports whether it started and how many tools it lists. */
+export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
+  const { servers: specs, problems } = readServerSpecs(ctx.root, ctx.config);
+  const checks: DoctorCheck[] = problems.map((p) => ({
+    name: `server ${p.name}`,
+    status: "unavailable",
+    detail: p.error,
+  }));
+  const connections = specs.map((spec) => new McpConnection(spec));
+  await Promise.all(connections.map((c) => c.start()));
+  for (const c of connections) {
+    const how = `${c.spec.source}: ${describeSpec(c.spec)}`;
+    checks.push(
+      c.state === "ready"
+        ? {
+            name: `server ${c.name}`,
+            status: "ok",
+            detail: `started in ${c.startedInMs} ms, ${c.tools.length} tools (${how})`,
+          }
+        : { name: `server ${c.name}`, status: "unavailable", detail: `${c.error ?? c.state} (${how})` },
+    );
+  }
+  await Promise.all(connections.map((c) => c.close()));
+  if (checks.length === 0)
+    checks.push({ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" });
+  return checks;
+}
+
+/**
+ * The mcp family. Sub-agents (forks) inherit the root session's server tools and share its
+ * servers, so setup starts servers only for a root session; `tools.mcp.enabled: false` starts none.
+ */
+export const family: Plugin = definePlugin({
+  name: "mcp",
+  // mcp_status is registered by setup, with the server tools, so a session without servers has none.
+  tools: [],
+  async setup(session: Session) {
+    if (!session.isRoot) return;
+    const entry = (session.config.tools as Record<string, { enabled?: boolean } | undefined>).mcp;
+    if (entry?.enabled === false) return;
+    await startServers(session);
+  },
+  doctor: doctorChecks,
+});

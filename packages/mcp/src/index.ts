@@ -1,0 +1,39 @@
+// The public API of @toolbelt/mcp. The SDK client and transports stay internal: callers get session
+// tools, statuses and the family, never an MCP Client.
+export {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_START_TIMEOUT_MS,
+  McpConnection,
+  type ServerState,
+} from "./connection.js";
+export {
+  doctorChecks,
+  family,
+  MAX_MCP_DEPTH,
+  McpServers,
+  type McpStatusPayload,
+  mcpServersOf,
+  mcpStatusTool,
+  type ServerStatus,
+  startServers,
+} from "./family.js";
+export {
+  describeSpec,
+  expandEnv,
+  type HttpServerSpec,
+  hasMcpServers,
+  MCP_JSON,
+  readServerSpecs,
+  type ServerProblem,
+  type ServerSpec,
+  type ServerSpecs,
+  type StdioServerSpec,
+} from "./server-config.js";
+export {
+  accessFor,
+  type McpContent,
+  type McpResultPayload,
+  payloadOf,
+  renderResult,
+  toolNameFor,
+} from "./tools.js";

@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseConfig } from "@toolbelt/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { expandEnv, hasMcpServers, readServerSpecs } from "./server-config.js";
+import { accessFor, toolNameFor } from "./tools.js";
+
+const roots: string[] = [];
+function root(mcpJson?: unknown): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tb-mcp-cfg-"));
+  roots.push(dir);
+  if (mcpJson !== undefined)
+    writeFileSync(
+      path.join(dir, ".mcp.json"),
+      typeof mcpJson === "string" ? mcpJson : JSON.stringify(mcpJson),
+    );
+  return dir;
+}
+afterEach(() => {
+  for (const dir of roots.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("readServerSpecs", () => {
+  it("reads stdio and http servers from .mcp.json, ignoring keys other agents add", () => {
+    const dir = root({
+      mcpServers: {
+        db: {
+          type: "stdio",
+          command: "node",
+          args: ["db.js"],
+          env: { A: "1" },
+          description: "x",
+          timeout: 5,
+        },
+        web: { type: "http", url: "https://example.test/mcp", headers: { Authorization: "Bearer t" } },
+        legacy: { type: "sse", url: "http://localhost:1/sse" },
+        off: { command: "nope", disabled: true },
+      },
+    });
+    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    expect(problems).toEqual([]);
+    expect(servers).toEqual([
+      {
+        name: "db",
+        transport: "stdio",
+        command: "node",
+        args: ["db.js"],
+        env: { A: "1" },
+        cwd: dir,
+        source: ".mcp.json",
+      },
+      {
+        name: "web",
+        transport: "http",
+        url: "https://example.test/mcp",
+        headers: { Authorization: "Bearer t" },
+        source: ".mcp.json",
+      },
+      { name: "legacy", transport: "sse", url: "http://localhost:1/sse", headers: {}, source: ".mcp.json" },
+    ]);
+  });
+
+  it("names the server and the key of an invalid entry, and keeps the valid ones", () => {
+    const dir = root({
+      mcpServers: {
+        good: { command: "node" },
+        badArgs: { command: "node", args: "--inspect" },
+        noCommand: { env: { A: "1" } },
+        badUrl: { type: "http", url: "ftp://x" },
+        badType: { type: "websocket", url: "ws://x" },
+      },
+    });
+    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    expect(servers.map((s) => s.name)).toEqual(["good"]);
+    const byName = Object.fromEntries(problems.map((p) => [p.name, p.error]));
+    expect(byName.badArgs).toBe('.mcp.json: server "badArgs": args: expected an array of strings');
+    expect(byName.noCommand).toMatch(/server "noCommand": command: required for a stdio server/);
+    expect(byName.badUrl).toMatch(/server "badUrl": url: "ftp:\/\/x" is not an http\(s\) URL/);
+    expect(byName.badType).toMatch(/server "badType": type: expected stdio, http/);
+  });
+
+  it("reports a malformed .mcp.json instead of failing the session", () => {
+    expect(readServerSpecs(root("{ nope"), parseConfig({})).problems[0]?.error).toMatch(
+      /^\.mcp\.json is not valid JSON/,
+    );
+    expect(readServerSpecs(root({ servers: {} }), parseConfig({})).problems[0]?.error).toMatch(
+      /expected \{"mcpServers"/,
+    );
+  });
+
+  it("takes config mcpServers too; the config entry wins over .mcp.json for the same name", () => {
+    const dir = root({ mcpServers: { db: { command: "old" }, other: { command: "x" } } });
+    const config = parseConfig({
+      mcpServers: {
+        db: { command: "new", args: ["--fast"], cwd: "sub" },
+        api: { url: "http://127.0.0.1:9/mcp" },
+      },
+    });
+    const { servers } = readServerSpecs(dir, config);
+    const db = servers.find((s) => s.name === "db");
+    expect(db).toMatchObject({
+      command: "new",
+      args: ["--fast"],
+      cwd: path.join(dir, "sub"),
+      source: "config",
+    });
+    expect(servers.map((s) => s.name).sort()).toEqual(["api", "db", "other"]);
+  });
+
+  // .mcp.json's own ${VAR} syntax, written with a "$" + "{" join so the strings are not template mistakes.
+  const ref = (body: string) => `$${"{"}${body}}`;
+  it("expands $VAR references (with :- defaults) and names an unset variable", () => {
+    process.env.TB_MCP_TEST_TOKEN = "s3cret";
+    expect(expandEnv(`Bearer ${ref("TB_MCP_TEST_TOKEN")}`)).toBe("Bearer s3cret");
+    expect(expandEnv(ref("TB_MCP_NOPE:-fallback"))).toBe("fallback");
+    const dir = root({ mcpServers: { gh: { command: "gh-mcp", env: { TOKEN: ref("TB_MCP_NOPE") } } } });
+    expect(readServerSpecs(dir, parseConfig({})).problems[0]?.error).toBe(
+      `.mcp.json: server "gh": env.TOKEN: ${ref("TB_MCP_NOPE")} is not set in the environment`,
+    );
+    delete process.env.TB_MCP_TEST_TOKEN;
+  });
+
+  it("hasMcpServers is true only with a .mcp.json or config servers", () => {
+    expect(hasMcpServers(root(), parseConfig({}))).toBe(false);
+    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}))).toBe(true);
+    expect(hasMcpServers(root(), parseConfig({ mcpServers: { a: { command: "x" } } }))).toBe(true);
+  });
+});
+
+describe("tool names and access", () => {
+  it("binds mcp__<server>__<tool>, replacing characters providers refuse, at most 64 characters", () => {
+    expect(toolNameFor("fs", "read_file")).toBe("mcp__fs__read_file");
+    expect(toolNameFor("my.server", "get issue")).toBe("mcp__my_server__get_issue");
+    const long = toolNameFor("s", "x".repeat(100));
+    expect(long).toHaveLength(64);
+    expect(long).not.toBe(toolNameFor("s", `${"x".repeat(99)}y`));
+  });
+
+  it("maps readOnlyHint to read access and anything else to execute", () => {
+    const base = { name: "t", inputSchema: { type: "object" as const } };
+    expect(accessFor({ ...base, annotations: { readOnlyHint: true } })).toBe("read");
+    expect(accessFor({ ...base, annotations: { readOnlyHint: false, destructiveHint: false } })).toBe(
+      "execute",
+    );
+    expect(accessFor(base)).toBe("execute");
+  });
+});

@@ -1,0 +1,222 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { McpServerConfig, ToolbeltConfig } from "@toolbelt/core";
+import { z } from "zod";
+
+/** The file, at the project root, in the common `{ "mcpServers": { ... } }` format. */
+export const MCP_JSON = ".mcp.json";
+
+export type StdioServerSpec = {
+  name: string;
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Absolute; defaults to the project root. */
+  cwd: string;
+  /** Where the entry came from: `.mcp.json` or `configs/app.json`. */
+  source: string;
+};
+
+export type HttpServerSpec = {
+  name: string;
+  /** `http` is streamable HTTP; `sse` the older HTTP+SSE transport. */
+  transport: "http" | "sse";
+  url: string;
+  headers: Record<string, string>;
+  source: string;
+};
+
+export type ServerSpec = StdioServerSpec | HttpServerSpec;
+
+/** A configured server that cannot be started as written; reported, never thrown. */
+export type ServerProblem = { name: string; source: string; error: string };
+
+export type ServerSpecs = { servers: ServerSpec[]; problems: ServerProblem[] };
+
+const stringRecord = z.record(z.string(), z.string({ error: "expected a string" }));
+
+// .mcp.json is shared with other agents, which add their own keys (description, timeout, ...):
+// known keys are checked, unknown ones are ignored.
+const mcpJsonEntry = z.looseObject({
+  type: z
+    .enum(["stdio", "http", "streamable-http", "streamableHttp", "sse"], {
+      error: "expected stdio, http, streamable-http or sse",
+    })
+    .optional(),
+  command: z.string().min(1, "must not be empty").optional(),
+  args: z
+    .array(z.string({ error: "expected a string" }), { error: "expected an array of strings" })
+    .optional(),
+  env: stringRecord.optional(),
+  cwd: z.string().optional(),
+  url: z.string().optional(),
+  headers: stringRecord.optional(),
+  disabled: z.boolean().optional(),
+});
+
+/** True when the root or the config names any MCP server (cheap: no parsing of .mcp.json). */
+export function hasMcpServers(root: string, config: Pick<ToolbeltConfig, "mcpServers">): boolean {
+  return Object.keys(config.mcpServers ?? {}).length > 0 || existsSync(path.join(root, MCP_JSON));
+}
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` from the environment, as other agents do in .mcp.json,
+ * so secrets stay out of the file. An unset variable without a default is an error.
+ */
+export function expandEnv(value: string, env: NodeJS.ProcessEnv = process.env): string {
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_m, name: string, fallback?: string) => {
+      const found = env[name];
+      if (found !== undefined && found !== "") return found;
+      if (fallback !== undefined) return fallback;
+      throw new Error(`\${${name}} is not set in the environment`);
+    },
+  );
+}
+
+function issueText(issue: z.core.$ZodIssue): string {
+  const where = issue.path.map(String).join(".");
+  return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+type RawEntry = {
+  type?: string | undefined;
+  command?: string | undefined;
+  args?: string[] | undefined;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
+  url?: string | undefined;
+  headers?: Record<string, string> | undefined;
+};
+
+/** Turns one validated entry into a spec; throws an Error whose message names the key. */
+function toSpec(name: string, entry: RawEntry, root: string, source: string): ServerSpec {
+  const expand = (key: string, value: string): string => {
+    try {
+      return expandEnv(value);
+    } catch (error) {
+      throw new Error(`${key}: ${(error as Error).message}`);
+    }
+  };
+  const expandRecord = (key: string, record: Record<string, string> | undefined) =>
+    Object.fromEntries(Object.entries(record ?? {}).map(([k, v]) => [k, expand(`${key}.${k}`, v)]));
+  const isHttp = entry.type !== undefined && entry.type !== "stdio";
+  if (entry.command !== undefined && !isHttp) {
+    return {
+      name,
+      transport: "stdio",
+      command: expand("command", entry.command),
+      args: (entry.args ?? []).map((a, i) => expand(`args.${i}`, a)),
+      env: expandRecord("env", entry.env),
+      cwd: path.resolve(root, entry.cwd ? expand("cwd", entry.cwd) : "."),
+      source,
+    };
+  }
+  if (entry.url !== undefined && entry.type !== "stdio") {
+    const url = expand("url", entry.url);
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http(s)");
+    } catch {
+      throw new Error(`url: ${JSON.stringify(url)} is not an http(s) URL`);
+    }
+    return {
+      name,
+      transport: entry.type === "sse" ? "sse" : "http",
+      url,
+      headers: expandRecord("headers", entry.headers),
+      source,
+    };
+  }
+  if (entry.type === "stdio" || (entry.type === undefined && entry.url === undefined))
+    throw new Error("command: required for a stdio server (or give url for an HTTP server)");
+  throw new Error(`url: required for a ${entry.type} server`);
+}
+
+function readMcpJson(root: string, specs: Map<string, ServerSpec | ServerProblem>): ServerProblem[] {
+  const file = path.join(root, MCP_JSON);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    return [{ name: MCP_JSON, source: MCP_JSON, error: `cannot read ${file}: ${(error as Error).message}` }];
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return [
+      {
+        name: MCP_JSON,
+        source: MCP_JSON,
+        error: `${MCP_JSON} is not valid JSON: ${(error as Error).message}`,
+      },
+    ];
+  }
+  const servers = (json as { mcpServers?: unknown } | null)?.mcpServers;
+  if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
+    return [
+      {
+        name: MCP_JSON,
+        source: MCP_JSON,
+        error: `${MCP_JSON}: expected {"mcpServers": {"<name>": {...}}} at the top level`,
+      },
+    ];
+  }
+  for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
+    const parsed = mcpJsonEntry.safeParse(raw);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map(issueText).join("; ");
+      specs.set(name, { name, source: MCP_JSON, error: `${MCP_JSON}: server "${name}": ${problems}` });
+      continue;
+    }
+    if (parsed.data.disabled === true) continue;
+    try {
+      specs.set(name, toSpec(name, parsed.data, root, MCP_JSON));
+    } catch (error) {
+      specs.set(name, {
+        name,
+        source: MCP_JSON,
+        error: `${MCP_JSON}: server "${name}": ${(error as Error).message}`,
+      });
+    }
+  }
+  return [];
+}
+
+/**
+ * The servers a session at `root` starts: `.mcp.json` first, then `mcpServers` of the config
+ * (configs/app.json and --config), whose entry wins when both name the same server. Invalid entries
+ * come back as problems naming the server and the key, so the other servers still start.
+ */
+export function readServerSpecs(root: string, config: Pick<ToolbeltConfig, "mcpServers">): ServerSpecs {
+  const specs = new Map<string, ServerSpec | ServerProblem>();
+  const fileProblems = readMcpJson(root, specs);
+  for (const [name, entry] of Object.entries(config.mcpServers ?? {}) as Array<[string, McpServerConfig]>) {
+    try {
+      specs.set(name, toSpec(name, entry, root, "config"));
+    } catch (error) {
+      specs.set(name, {
+        name,
+        source: "config",
+        error: `config mcpServers.${name}: ${(error as Error).message}`,
+      });
+    }
+  }
+  const servers: ServerSpec[] = [];
+  const problems: ServerProblem[] = [...fileProblems];
+  for (const spec of specs.values()) {
+    if ("error" in spec) problems.push(spec);
+    else servers.push(spec);
+  }
+  return { servers, problems };
+}
+
+/** A one-line description of how a server starts, for doctor and mcp_status (no header values). */
+export function describeSpec(spec: ServerSpec): string {
+  if (spec.transport === "stdio") return [spec.command, ...spec.args].join(" ");
+  return `${spec.transport} ${spec.url}`;
+}
