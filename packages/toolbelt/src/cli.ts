@@ -202,6 +202,46 @@ async function toolsCommand(args: CommonArgs & { format: string }): Promise<numb
   }
 }
 
+async function serveCommand(
+  args: CommonArgs & { mcp?: boolean; http?: boolean; port: number; host: string; token?: string },
+): Promise<number> {
+  if (!!args.mcp === !!args.http) throw new UsageError("serve needs exactly one of --mcp or --http");
+  const root = path.resolve(args.root);
+  // A broken config is a usage error before any client connects.
+  await resolveConfig(root, args.config ? { configFile: args.config } : {});
+  const sessionOptions = {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.profile ? { profile: args.profile } : {}),
+    ...(args.model ? { model: args.model } : {}),
+    allow: args.allow ?? [],
+  };
+  if (args.mcp) {
+    const { serveMcp } = await import("./serve-mcp.js");
+    await serveMcp({ root, version: version(), ...sessionOptions });
+    return EXIT_OK;
+  }
+  const { startHttpServer } = await import("./serve-http.js");
+  const token = args.token ?? process.env.TOOLBELT_TOKEN;
+  const server = await startHttpServer({
+    root,
+    host: args.host,
+    port: args.port,
+    ...(token ? { token } : {}),
+    session: sessionOptions,
+  });
+  process.stdout.write(
+    `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/?token=${encodeURIComponent(server.token)}\n`,
+  );
+  if (!["127.0.0.1", "::1", "localhost"].includes(args.host))
+    process.stderr.write(`toolbelt: warning: listening on ${args.host}, reachable from other machines\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await server.close();
+  return EXIT_OK;
+}
+
 async function doctorCommand(args: { root: string; config?: string; format: string }): Promise<number> {
   const root = path.resolve(args.root);
   const config = await resolveConfig(root, args.config ? { configFile: args.config } : {});
@@ -246,7 +286,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName("toolbelt")
     .version(version())
     .strict()
-    .demandCommand(1, "name a command: run, exec, tools, doctor")
+    .demandCommand(1, "name a command: run, exec, tools, serve, doctor")
     .recommendCommands()
     .command(
       "run <tool>",
@@ -288,6 +328,23 @@ export async function main(argv: string[]): Promise<number> {
       (y) => common(y).option("format", { choices: ["json", "openai", "anthropic", "mcp"], default: "json" }),
       async (args) => {
         exitCode = await toolsCommand(args as never);
+      },
+    )
+    .command(
+      "serve",
+      "serve the session's tools: --mcp (MCP on stdio) or --http (HTTP + SSE, client-brought tools, approvals)",
+      (y) =>
+        common(y)
+          .option("mcp", { type: "boolean", describe: "MCP server on stdio" })
+          .option("http", { type: "boolean", describe: "HTTP + Server-Sent Events server" })
+          .option("port", { type: "number", default: 4317, describe: "HTTP port (0 picks a free one)" })
+          .option("host", { type: "string", default: "127.0.0.1", describe: "HTTP address to listen on" })
+          .option("token", {
+            type: "string",
+            describe: "bearer token for HTTP (default: $TOOLBELT_TOKEN, else a random one printed at start)",
+          }),
+      async (args) => {
+        exitCode = await serveCommand(args as never);
       },
     )
     .command(

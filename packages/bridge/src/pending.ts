@@ -1,0 +1,139 @@
+import {
+  type ApprovalPrompt,
+  type QuestionRequest,
+  type QuestionResponse,
+  ToolbeltError,
+} from "@toolbelt/core";
+import type { PendingListing } from "./wire.js";
+
+type Waiter<T> = { settle: (value: T) => void; fail: (error: Error) => void };
+
+const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Approvals and questions of a session waiting for an answer from outside (a POST over HTTP, a
+ * click in the console). The session's ClientInfo.approve / ClientInfo.ask call into it.
+ */
+export class PendingRequests {
+  readonly #approvals = new Map<string, { prompt: ApprovalPrompt } & Waiter<boolean>>();
+  readonly #questions = new Map<string, { request: QuestionRequest } & Waiter<QuestionResponse>>();
+  readonly #approvalTimeoutMs: number;
+
+  constructor(options: { approvalTimeoutMs?: number } = {}) {
+    this.#approvalTimeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  }
+
+  /** Waits for a POST; nobody answering within the timeout is a denial, never a silent allow. */
+  approve(prompt: ApprovalPrompt): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#approvals.delete(prompt.request_id);
+        resolve(false);
+      }, this.#approvalTimeoutMs);
+      timer.unref?.();
+      const settle = (value: boolean) => {
+        clearTimeout(timer);
+        this.#approvals.delete(prompt.request_id);
+        resolve(value);
+      };
+      this.#approvals.set(prompt.request_id, { prompt, settle, fail: () => settle(false) });
+    });
+  }
+
+  /**
+   * Waits for the answer to a question until it comes or `signal` aborts (ECANCELLED). No timeout
+   * here on purpose: ask_user_question stops waiting itself and still takes a late answer.
+   */
+  ask(request: QuestionRequest, signal?: AbortSignal): Promise<QuestionResponse> {
+    return new Promise<QuestionResponse>((resolve, reject) => {
+      const id = request.question_id;
+      const cleanup = () => {
+        signal?.removeEventListener("abort", onAbort);
+        this.#questions.delete(id);
+      };
+      const onAbort = () => {
+        cleanup();
+        reject(new ToolbeltError("ECANCELLED", `question ${id} was cancelled`));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#questions.set(id, {
+        request,
+        settle: (value) => {
+          cleanup();
+          resolve(value);
+        },
+        fail: (error) => {
+          cleanup();
+          reject(error);
+        },
+      });
+    });
+  }
+
+  list(): PendingListing {
+    return {
+      questions: [...this.#questions.values()].map(({ request }) => ({
+        question_id: request.question_id,
+        questions: request.questions,
+        ...(request.timeout_seconds !== undefined ? { timeout_seconds: request.timeout_seconds } : {}),
+      })),
+      approvals: [...this.#approvals.values()].map(({ prompt }) => ({ ...prompt })),
+    };
+  }
+
+  /** False when no approval with that id is waiting (already answered, timed out or unknown). */
+  answerApproval(requestId: string, approved: boolean): boolean {
+    const entry = this.#approvals.get(requestId);
+    if (!entry) return false;
+    entry.settle(approved);
+    return true;
+  }
+
+  answerQuestion(questionId: string, response: QuestionResponse): boolean {
+    const entry = this.#questions.get(questionId);
+    if (!entry) return false;
+    entry.settle(response);
+    return true;
+  }
+
+  /** Denies every approval and fails every question (the session is closing). */
+  close(): void {
+    for (const entry of [...this.#approvals.values()]) entry.settle(false);
+    for (const entry of [...this.#questions.values()])
+      entry.fail(new ToolbeltError("EUNAVAILABLE", "the session closed before the question was answered"));
+  }
+}
+
+/** Checks a POSTed answer against the question it answers; returns a message when it does not fit. */
+export function checkQuestionResponse(request: QuestionRequest, value: unknown): string | QuestionResponse {
+  if (typeof value !== "object" || value === null) return "the body must be {answers: [...], notes?}";
+  const body = value as { answers?: unknown; notes?: unknown };
+  if (!Array.isArray(body.answers)) return "answers must be an array (one entry per question)";
+  if (body.answers.length !== request.questions.length)
+    return `answers has ${body.answers.length} entries; the request asked ${request.questions.length} questions`;
+  const answers: QuestionResponse["answers"] = [];
+  for (const [i, raw] of body.answers.entries()) {
+    const question = request.questions[i];
+    if (!question || typeof raw !== "object" || raw === null)
+      return `answers[${i}] must be {options?: number[], text?: string}`;
+    const { options, text } = raw as { options?: unknown; text?: unknown };
+    const answer: { options?: number[]; text?: string } = {};
+    if (options !== undefined) {
+      if (
+        !Array.isArray(options) ||
+        !options.every((o) => Number.isInteger(o) && o >= 0 && o < question.options.length)
+      )
+        return `answers[${i}].options must be indices into the ${question.options.length} options`;
+      if (!question.multiple && options.length > 1) return `answers[${i}]: question ${i} takes one option`;
+      answer.options = options as number[];
+    }
+    if (text !== undefined) {
+      if (typeof text !== "string") return `answers[${i}].text must be a string`;
+      answer.text = text;
+    }
+    answers.push(answer);
+  }
+  if (body.notes !== undefined && typeof body.notes !== "string") return "notes must be a string";
+  return body.notes === undefined ? { answers } : { answers, notes: body.notes as string };
+}

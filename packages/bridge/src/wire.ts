@@ -1,0 +1,62 @@
+// The HTTP API between `toolbelt serve --http` and a client, as JSON shapes. The server and
+// connectClient() both build against these, so they are the one place the wire format is written down.
+
+/** A tool a client brings: the server runs no code for it, it forwards calls to the client. */
+export type ClientToolSpec = {
+  name: string;
+  description: string;
+  /** JSON Schema of the input (an object schema). */
+  input_schema: Record<string, unknown>;
+  /** Offered by name only until tool_search binds it, when the session defers tools (default true). */
+  deferrable?: boolean;
+};
+
+/** POST /api/sessions/:id/attach (and PUT /api/sessions/:id/attach/:attachment_id to update). */
+export type AttachRequest = {
+  client?: string;
+  tools: ClientToolSpec[];
+  /** Client capabilities added to the session while attached (e.g. `generative_ui`). */
+  capabilities?: string[];
+  /** How long a call may wait for this client's answer (default 60 000 ms). */
+  timeout_ms?: number;
+};
+
+export type AttachResponse = {
+  attachment_id: string;
+  /** The session's last event sequence number: open the stream with `since=last_seq`. */
+  last_seq: number;
+  tools: string[];
+};
+
+/** POST /api/sessions/:id/client-results */
+export type ClientResultRequest = {
+  call_id: string;
+  result: unknown;
+};
+
+/** POST /api/sessions/:id/calls */
+export type CallRequest = {
+  tool: string;
+  input?: unknown;
+  call_id?: string;
+};
+
+/** GET /api/sessions/:id/pending */
+export type PendingListing = {
+  questions: Array<{
+    question_id: string;
+    questions: Array<{ question: string; options: string[]; multiple?: boolean; header?: string }>;
+    timeout_seconds?: number;
+  }>;
+  approvals: Array<{
+    request_id: string;
+    tool: string;
+    family: string;
+    access: string;
+    summary: string;
+    input?: unknown;
+  }>;
+};
+
+/** Every non-2xx answer of the API. */
+export type ApiError = { error: { code: string; message: string } };

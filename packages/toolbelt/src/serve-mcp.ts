@@ -1,0 +1,211 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode as McpErrorCode,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  type ApprovalPrompt,
+  type ClientInfo,
+  type QuestionRequest,
+  type QuestionResponse,
+  type Session,
+  ToolbeltError,
+  toMcpTool,
+} from "@toolbelt/core";
+import { createToolbelt, type ToolbeltOptions } from "./create.js";
+
+export type McpServeOptions = Omit<ToolbeltOptions, "client"> & {
+  /** The server's version as told to clients. */
+  version?: string;
+  /** How long a person may take to answer an elicitation (default 10 min). */
+  elicitationTimeoutMs?: number;
+};
+
+type FormSchema = {
+  type: "object";
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+};
+
+/**
+ * `toolbelt serve --mcp`: the session's bound tools over MCP. The session is created after the
+ * initialize handshake, because what the client can do (elicitation) decides which tools are bound.
+ * Resolves when the transport closes.
+ */
+export async function serveMcp(
+  options: McpServeOptions,
+  transport: Transport = new StdioServerTransport(),
+): Promise<void> {
+  const { version = "0.0.0", elicitationTimeoutMs = 10 * 60_000, ...toolbeltOptions } = options;
+  const server = new Server(
+    { name: "toolbelt", version },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions:
+        "toolbelt: file, search, edit and shell tools working inside one project root. When tool_search is listed, more tools exist: call it to bind them (the tool list then changes).",
+    },
+  );
+
+  const elicit = async (
+    message: string,
+    requestedSchema: FormSchema,
+    signal?: AbortSignal,
+  ): Promise<{ action: string; content?: Record<string, unknown> }> => {
+    const result = await server.request(
+      { method: "elicitation/create", params: { message, requestedSchema } },
+      ElicitResultSchema,
+      { timeout: elicitationTimeoutMs, ...(signal ? { signal } : {}) },
+    );
+    return result as { action: string; content?: Record<string, unknown> };
+  };
+
+  let session: Promise<Session> | undefined;
+  const ensureSession = (): Promise<Session> => {
+    session ??= (async () => {
+      const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
+      const client: ClientInfo = {
+        name: server.getClientVersion()?.name ?? "mcp client",
+        // ask_user_question is bound only when a person can be asked.
+        capabilities: canElicit ? ["ask_user"] : [],
+        ...(canElicit
+          ? {
+              approve: (prompt: ApprovalPrompt) => approveByElicitation(elicit, prompt),
+              ask: (request: QuestionRequest, signal: AbortSignal) =>
+                askByElicitation(elicit, request, signal),
+            }
+          : {}),
+      };
+      const created = await createToolbelt({ ...toolbeltOptions, client });
+      // tool_search (or a plugin, or a switched project) changed the bound set: the client re-lists.
+      created.on("tools_bound", () => {
+        server.sendToolListChanged().catch(() => {});
+      });
+      // Forward the event stream as debug log messages, for clients that draw progress.
+      created.on("*", (event) => {
+        server.sendLoggingMessage({ level: "debug", logger: "toolbelt", data: event }).catch(() => {});
+      });
+      return created;
+    })();
+    return session;
+  };
+
+  const sessionOrError = async (): Promise<Session> => {
+    try {
+      return await ensureSession();
+    } catch (error) {
+      throw new McpError(
+        McpErrorCode.InternalError,
+        `toolbelt could not start a session: ${(error as Error).message}`,
+      );
+    }
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const s = await sessionOrError();
+    return { tools: s.bind().tools.map(toMcpTool) };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const s = await sessionOrError();
+    const { payload, text } = await s.callWithText(request.params.name, request.params.arguments ?? {}, {
+      signal: extra.signal,
+    });
+    return {
+      content: [{ type: "text" as const, text }],
+      structuredContent: payload,
+      isError: payload.kind === "error",
+    };
+  });
+
+  server.oninitialized = () => {
+    ensureSession().catch((error: unknown) => {
+      process.stderr.write(`toolbelt: ${(error as Error).message}\n`);
+    });
+  };
+
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  // The stdio transport does not notice its input ending; a client that exits closes stdin.
+  if (transport instanceof StdioServerTransport) {
+    process.stdin.once("end", () => {
+      server.close().catch(() => {});
+    });
+  }
+  await closed;
+  if (session) await (await session.catch(() => undefined))?.close();
+}
+
+type Elicit = (
+  message: string,
+  schema: FormSchema,
+  signal?: AbortSignal,
+) => Promise<{ action: string; content?: Record<string, unknown> }>;
+
+async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Promise<boolean> {
+  const input = prompt.input === undefined ? "" : `\ninput: ${JSON.stringify(prompt.input).slice(0, 2000)}`;
+  const result = await elicit(
+    `toolbelt wants to run ${prompt.tool} (${prompt.access}): ${prompt.summary}${input}`,
+    {
+      type: "object",
+      properties: {
+        allow: { type: "boolean", title: "Allow this call", description: prompt.summary, default: false },
+      },
+      required: ["allow"],
+    },
+  );
+  return result.action === "accept" && result.content?.allow === true;
+}
+
+async function askByElicitation(
+  elicit: Elicit,
+  request: QuestionRequest,
+  signal: AbortSignal,
+): Promise<QuestionResponse> {
+  const properties: FormSchema["properties"] = {};
+  request.questions.forEach((q, i) => {
+    const key = `q${i + 1}`;
+    const title = q.header ?? `Question ${i + 1}`;
+    if (q.options.length === 0) properties[key] = { type: "string", title, description: q.question };
+    else if (q.multiple)
+      properties[key] = {
+        type: "array",
+        title,
+        description: q.question,
+        items: { type: "string", enum: q.options },
+      };
+    else properties[key] = { type: "string", title, description: q.question, enum: q.options };
+    if (q.options.length > 0)
+      properties[`${key}_other`] = {
+        type: "string",
+        title: `${title}: other answer`,
+        description: "optional",
+      };
+  });
+  properties.notes = { type: "string", title: "Notes", description: "optional" };
+  const message = request.questions.map((q) => q.question).join("\n");
+  const result = await elicit(message, { type: "object", properties }, signal);
+  if (result.action !== "accept")
+    throw new ToolbeltError("ECANCELLED", `the user chose ${result.action} instead of answering`);
+  const content = result.content ?? {};
+  const answers = request.questions.map((q, i) => {
+    const key = `q${i + 1}`;
+    const value = content[key];
+    const picked = (Array.isArray(value) ? value : value === undefined ? [] : [value])
+      .map((v) => q.options.indexOf(String(v)))
+      .filter((index) => index >= 0);
+    const text = q.options.length === 0 ? content[key] : content[`${key}_other`];
+    return {
+      ...(picked.length ? { options: picked } : {}),
+      ...(typeof text === "string" && text !== "" ? { text } : {}),
+    };
+  });
+  const notes = content.notes;
+  return typeof notes === "string" && notes !== "" ? { answers, notes } : { answers };
+}
