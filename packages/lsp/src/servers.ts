@@ -1,0 +1,193 @@
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { ToolbeltConfig } from "@toolbelt/core";
+
+/** How a server's diagnostics are collected. */
+export type DiagnosticsMode =
+  /** `textDocument/publishDiagnostics` (and `textDocument/diagnostic` when the server offers it). */
+  | "standard"
+  /**
+   * typescript-language-server pushes per diagnostic kind and stays silent when a clean file stays
+   * clean, so "no problems" cannot be told from "not checked yet"; it does forward tsserver's
+   * synchronous diagnostics requests, which answer for the document version just synced.
+   */
+  | "tsserver";
+
+/** One language server: what to spawn and which files it serves. */
+export type ServerSpec = {
+  name: string;
+  command: string;
+  args: string[];
+  /** Extensions with the leading dot, lower case. */
+  extensions: string[];
+  env?: Record<string, string>;
+  initializationOptions?: unknown;
+  settings?: unknown;
+  builtin: boolean;
+  diagnostics: DiagnosticsMode;
+  /** How the binary was found, for doctor and error messages. */
+  origin: string;
+};
+
+export const TS_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+
+const LANGUAGE_IDS: Record<string, string> = {
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".tsx": "typescriptreact",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".jsx": "javascriptreact",
+  ".py": "python",
+  ".rs": "rust",
+  ".go": "go",
+  ".json": "json",
+  ".css": "css",
+  ".html": "html",
+  ".md": "markdown",
+  ".sh": "shellscript",
+  ".c": "c",
+  ".h": "c",
+  ".cpp": "cpp",
+  ".hpp": "cpp",
+  ".java": "java",
+  ".rb": "ruby",
+  ".php": "php",
+  ".yaml": "yaml",
+  ".yml": "yaml",
+};
+
+export function languageIdFor(file: string): string {
+  const ext = path.extname(file).toLowerCase();
+  return LANGUAGE_IDS[ext] ?? (ext.slice(1) || "plaintext");
+}
+
+/** Which TypeScript server the built-in spec uses. */
+export type TsServerChoice = "typescript-language-server" | "tsgo";
+
+const require = createRequire(import.meta.url);
+
+function resolveFrom(specifier: string): string | undefined {
+  try {
+    return require.resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Finds an executable on PATH (no shell involved). */
+export function whichSync(command: string): string | undefined {
+  if (command.includes("/")) return isExecutable(command) ? path.resolve(command) : undefined;
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, command);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** typescript-language-server: the package's own bin first (run with this Node), then PATH. */
+export function findTypescriptLanguageServer():
+  | { command: string; args: string[]; origin: string }
+  | undefined {
+  const pkgJson = resolveFrom("typescript-language-server/package.json");
+  if (pkgJson) {
+    try {
+      const pkg = JSON.parse(readFileSync(pkgJson, "utf8")) as { bin?: string | Record<string, string> };
+      const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.["typescript-language-server"];
+      if (bin) {
+        const cli = path.resolve(path.dirname(pkgJson), bin);
+        if (existsSync(cli)) return { command: process.execPath, args: [cli, "--stdio"], origin: cli };
+      }
+    } catch {
+      // A broken install: try PATH.
+    }
+  }
+  const onPath = whichSync("typescript-language-server");
+  return onPath ? { command: onPath, args: ["--stdio"], origin: `PATH: ${onPath}` } : undefined;
+}
+
+/** TypeScript 7's native server (`tsgo --lsp --stdio`) from @typescript/native-preview, then PATH. */
+export function findTsgo(): { command: string; args: string[]; origin: string } | undefined {
+  const pkgJson = resolveFrom("@typescript/native-preview/package.json");
+  if (pkgJson) {
+    try {
+      const pkg = JSON.parse(readFileSync(pkgJson, "utf8")) as { bin?: Record<string, string> };
+      const bin = pkg.bin?.tsgo;
+      if (bin) {
+        const cli = path.resolve(path.dirname(pkgJson), bin);
+        if (existsSync(cli))
+          return { command: process.execPath, args: [cli, "--lsp", "--stdio"], origin: cli };
+      }
+    } catch {
+      // fall through to PATH
+    }
+  }
+  const onPath = whichSync("tsgo");
+  return onPath ? { command: onPath, args: ["--lsp", "--stdio"], origin: `PATH: ${onPath}` } : undefined;
+}
+
+/** The tsserver.js typescript-language-server should load: the project's own TypeScript, else ours. */
+export function tsserverPathFor(root: string): string | undefined {
+  const own = path.join(root, "node_modules", "typescript", "lib", "tsserver.js");
+  if (existsSync(own)) return undefined;
+  return resolveFrom("typescript/lib/tsserver.js");
+}
+
+export function builtinTypescriptSpec(root: string, choice: TsServerChoice): ServerSpec | undefined {
+  if (choice === "tsgo") {
+    const found = findTsgo();
+    if (!found) return undefined;
+    return {
+      name: "tsgo",
+      ...found,
+      extensions: TS_EXTENSIONS,
+      builtin: true,
+      diagnostics: "standard",
+    };
+  }
+  const found = findTypescriptLanguageServer();
+  if (!found) return undefined;
+  const tsserver = tsserverPathFor(root);
+  return {
+    name: "typescript",
+    ...found,
+    extensions: TS_EXTENSIONS,
+    initializationOptions: {
+      hostInfo: "toolbelt",
+      ...(tsserver ? { tsserver: { path: tsserver } } : {}),
+    },
+    builtin: true,
+    diagnostics: "tsserver",
+  };
+}
+
+/** Servers from config (`lsp.<name>`), in config order. */
+export function configuredSpecs(config: ToolbeltConfig): ServerSpec[] {
+  return Object.entries(config.lsp).map(([name, entry]) => ({
+    name,
+    command: entry.command,
+    args: entry.args,
+    extensions: entry.extensions.map((e) => (e.startsWith(".") ? e : `.${e}`).toLowerCase()),
+    ...(entry.env ? { env: entry.env } : {}),
+    ...(entry.initializationOptions !== undefined
+      ? { initializationOptions: entry.initializationOptions }
+      : {}),
+    ...(entry.settings !== undefined ? { settings: entry.settings } : {}),
+    builtin: false,
+    diagnostics: "standard" as const,
+    origin: "config",
+  }));
+}
