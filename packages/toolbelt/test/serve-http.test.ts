@@ -1,0 +1,337 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUILT, type HttpProcess, makeRoot, startHttp } from "./serve-fixture.js";
+
+if (!BUILT)
+  console.warn("serve-http tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
+
+type Event = { type: string; seq: number; call_id?: string; tool?: string; result?: Record<string, unknown> };
+
+describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)", () => {
+  let root: string;
+  let server: HttpProcess;
+  let sid: string;
+  const clients: BridgeClient[] = [];
+
+  const api = async (method: string, route: string, body?: unknown, token = server.token) => {
+    const response = await fetch(`${server.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Record<string, never> };
+  };
+  const bound = async () => {
+    const { body } = await api("GET", `/api/sessions/${sid}/tools`);
+    return {
+      tools: (body.tools as unknown as Array<{ name: string }>).map((t) => t.name),
+      deferred: body.deferred as unknown as string[],
+    };
+  };
+  const until = async (check: () => Promise<boolean>, what: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  /** Collects SSE events of the session from `since`. */
+  const stream = (query = "", headers: Record<string, string> = {}) => {
+    const controller = new AbortController();
+    const events: Event[] = [];
+    const done = (async () => {
+      const response = await fetch(`${server.url}/api/sessions/${sid}/events?token=${server.token}${query}`, {
+        signal: controller.signal,
+        headers,
+      });
+      expect(response.headers.get("content-type")).toContain("text/event-stream");
+      if (!response.body) return;
+      for await (const message of readSse(response.body)) {
+        const event = JSON.parse(message.data) as Event;
+        expect(message.id).toBe(String(event.seq));
+        events.push(event);
+      }
+    })().catch(() => {});
+    return { events, stop: () => controller.abort(), done };
+  };
+
+  beforeAll(async () => {
+    root = await makeRoot();
+    server = await startHttp(root);
+    const { body } = await api("GET", "/api/sessions");
+    sid = (body as unknown as Array<{ id: string }>)[0]?.id ?? "";
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.close();
+    await server?.stop();
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it("listens on loopback and refuses every request without the token", async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${server.url}/api/sessions`)).status).toBe(401);
+    expect((await fetch(`${server.url}/`)).status).toBe(401);
+    expect((await api("GET", "/api/sessions", undefined, "wrong")).status).toBe(401);
+    const page = await fetch(`${server.url}/?token=${server.token}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+  });
+
+  it("lists its session and opens more only inside its root", async () => {
+    const { body } = await api("GET", "/api/sessions");
+    expect(body).toEqual([{ id: sid, root }]);
+    const created = await api("POST", "/api/sessions", { root: "sub" });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ root: path.join(root, "sub") });
+    const escape = await api("POST", "/api/sessions", { root: "/etc" });
+    expect(escape.status).toBe(400);
+    expect(escape.body).toMatchObject({ error: { code: "EPATH_ESCAPE" } });
+    expect((await api("DELETE", `/api/sessions/${created.body.id}`)).status).toBe(200);
+  });
+
+  it("runs calls over POST and streams their events as SSE, replaying after Last-Event-ID", async () => {
+    const live = stream();
+    const call = await api("POST", `/api/sessions/${sid}/calls`, { tool: "slow_wait", input: { ms: 1 } });
+    expect(call.status).toBe(200);
+    expect(call.body).toMatchObject({ result: { kind: "waited", ms: 1 } });
+    expect(call.body.text).toContain("# Kind: waited");
+    await until(
+      async () => live.events.some((e) => e.type === "tool_result" && e.tool === "slow_wait"),
+      "tool_result",
+    );
+    // The stream started with the buffered history: the session's first tools_bound is seq 0.
+    expect(live.events[0]).toMatchObject({ type: "tools_bound", seq: 0 });
+    live.stop();
+    const last = live.events.at(-1)?.seq ?? 0;
+    const lastCallSeq = live.events.find((e) => e.type === "tool_call" && e.tool === "slow_wait")?.seq ?? 0;
+    const resumed = stream("", { "last-event-id": String(lastCallSeq) });
+    await until(
+      async () => resumed.events.length > 0 && (resumed.events.at(-1)?.seq ?? -1) >= last,
+      "replay",
+    );
+    resumed.stop();
+    expect(resumed.events[0]?.seq).toBe(lastCallSeq + 1);
+  });
+
+  it("binds client-brought tools only while the client is attached and routes calls to it", async () => {
+    const before = await bound();
+    expect([...before.tools, ...before.deferred]).not.toContain("client_add");
+    const live = stream(`&since=${Number.MAX_SAFE_INTEGER}`);
+    const client = connectClient({
+      url: server.url,
+      token: server.token,
+      session: sid,
+      client: "test-device",
+      tools: [
+        {
+          name: "client_add",
+          description: "Add two numbers on the client.",
+          input_schema: {
+            type: "object",
+            properties: { a: { type: "number" }, b: { type: "number" } },
+            required: ["a", "b"],
+          },
+          deferrable: false,
+          execute: (input) => ({ kind: "sum", value: Number(input.a) + Number(input.b) }),
+        },
+        {
+          name: "client_deferred",
+          description: "A deferrable client tool.",
+          input_schema: { type: "object", properties: {} },
+          execute: () => ({ kind: "ok" }),
+        },
+      ],
+    });
+    clients.push(client);
+    await client.ready;
+    const after = await bound();
+    expect(after.tools).toContain("client_add");
+    // Client tools follow the session's deferral like any other deferrable tool.
+    expect(after.deferred).toContain("client_deferred");
+
+    const call = await api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "client_add",
+      input: { a: 2, b: 3 },
+    });
+    expect(call.body).toMatchObject({ result: { kind: "sum", value: 5 } });
+    const invalid = await api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "client_add",
+      input: { a: "x" },
+    });
+    expect(invalid.body).toMatchObject({ result: { kind: "error", code: "EINVAL_INPUT" } });
+    await until(async () => live.events.some((e) => e.type === "client_tool_result"), "client_tool_result");
+    const forwarded = live.events.find((e) => e.type === "client_tool_call");
+    expect(forwarded).toMatchObject({ tool: "client_add", input: { a: 2, b: 3 } });
+    live.stop();
+
+    await client.close();
+    await until(async () => !(await bound()).tools.includes("client_add"), "client_add to be unbound");
+    const gone = await api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "client_add",
+      input: { a: 1, b: 1 },
+    });
+    expect(gone.body).toMatchObject({ result: { kind: "error", code: "EUNKNOWN_TOOL" } });
+  });
+
+  it("offers only what the client currently permits", async () => {
+    const tool = (name: string) => ({
+      name,
+      description: `${name} on the client`,
+      input_schema: { type: "object", properties: {} },
+      deferrable: false,
+      execute: () => ({ kind: "ok", name }),
+    });
+    const client = connectClient({
+      url: server.url,
+      token: server.token,
+      tools: [tool("perm_a"), tool("perm_b")],
+    });
+    clients.push(client);
+    await client.ready;
+    expect((await bound()).tools).toEqual(expect.arrayContaining(["perm_a", "perm_b"]));
+    await client.setTools([tool("perm_a")]);
+    const now = await bound();
+    expect(now.tools).toContain("perm_a");
+    expect(now.tools).not.toContain("perm_b");
+    await client.close();
+  });
+
+  it("refuses a client tool whose name is taken, and a malformed one", async () => {
+    const taken = await api("POST", `/api/sessions/${sid}/attach`, {
+      tools: [{ name: "slow_wait", description: "x", input_schema: { type: "object" } }],
+    });
+    expect(taken.status).toBe(409);
+    const bad = await api("POST", `/api/sessions/${sid}/attach`, {
+      tools: [{ name: "bad name!", description: "x", input_schema: {} }],
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it("times out a client that does not answer, and cancels a call on request, with clear errors", async () => {
+    let aborted = false;
+    const client = connectClient({
+      url: server.url,
+      token: server.token,
+      session: sid,
+      timeoutMs: 400,
+      tools: [
+        {
+          name: "client_hang",
+          description: "Never answers.",
+          input_schema: { type: "object", properties: {} },
+          deferrable: false,
+          execute: (_input, { signal }) =>
+            new Promise((resolve) => {
+              signal.addEventListener("abort", () => {
+                aborted = true;
+                resolve({ kind: "stopped" });
+              });
+            }),
+        },
+      ],
+    });
+    clients.push(client);
+    await client.ready;
+    const started = Date.now();
+    const timedOut = await api("POST", `/api/sessions/${sid}/calls`, { tool: "client_hang", input: {} });
+    expect(timedOut.body).toMatchObject({ result: { kind: "error", code: "ETIMEOUT" } });
+    expect(String((timedOut.body.result as { message: string }).message)).toContain(
+      "did not answer within 400 ms",
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    await until(async () => aborted, "the client to stop the timed-out call");
+
+    aborted = false;
+    const pending = api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "client_hang",
+      input: {},
+      call_id: "c-1",
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const cancel = await api("POST", `/api/sessions/${sid}/calls/c-1/cancel`);
+    expect(cancel.body).toEqual({ cancelled: true });
+    const cancelled = await pending;
+    expect(cancelled.body).toMatchObject({ result: { kind: "error", code: "ECANCELLED" } });
+    await until(async () => aborted, "the client to stop the cancelled call");
+    await client.close();
+  });
+
+  it("cancels a server-side call when the HTTP caller hangs up", async () => {
+    const live = stream(`&since=${Number.MAX_SAFE_INTEGER}`);
+    const controller = new AbortController();
+    const call = fetch(`${server.url}/api/sessions/${sid}/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}` },
+      body: JSON.stringify({ tool: "slow_wait", input: { ms: 20_000 } }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await until(async () => live.events.some((e) => e.type === "tool_call"), "tool_call");
+    controller.abort();
+    await call;
+    await until(async () => live.events.some((e) => e.type === "tool_result"), "tool_result");
+    expect(live.events.find((e) => e.type === "tool_result")?.result).toMatchObject({ code: "ECANCELLED" });
+    live.stop();
+  });
+
+  it("resolves approvals and questions from POSTs", async () => {
+    const approving = api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "touch_marker",
+      input: { name: "ok.txt" },
+    });
+    let pending = await api("GET", `/api/sessions/${sid}/pending`);
+    await until(async () => {
+      pending = await api("GET", `/api/sessions/${sid}/pending`);
+      return (pending.body.approvals as unknown as unknown[]).length > 0;
+    }, "an approval request");
+    const approval = (pending.body.approvals as unknown as Array<{ request_id: string; tool: string }>)[0];
+    expect(approval?.tool).toBe("touch_marker");
+    const badAnswer = await api("POST", `/api/sessions/${sid}/approvals/${approval?.request_id}`, {
+      approved: "yes",
+    });
+    expect(badAnswer.status).toBe(400);
+    expect(
+      (await api("POST", `/api/sessions/${sid}/approvals/${approval?.request_id}`, { approved: true }))
+        .status,
+    ).toBe(200);
+    expect((await approving).body).toMatchObject({ result: { kind: "touched", path: "ok.txt" } });
+    expect(await fs.readFile(path.join(root, "ok.txt"), "utf8")).toBe("marker\n");
+
+    const denying = api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "touch_marker",
+      input: { name: "no.txt" },
+    });
+    await until(async () => {
+      pending = await api("GET", `/api/sessions/${sid}/pending`);
+      return (pending.body.approvals as unknown as unknown[]).length > 0;
+    }, "a second approval request");
+    const second = (pending.body.approvals as unknown as Array<{ request_id: string }>)[0];
+    await api("POST", `/api/sessions/${sid}/approvals/${second?.request_id}`, { approved: false });
+    expect((await denying).body).toMatchObject({ result: { kind: "error", code: "EDENIED" } });
+
+    expect((await bound()).tools).toContain("ask_user_question");
+    const asking = api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [{ question: "Ship it?", options: ["yes", "no"] }] },
+    });
+    await until(async () => {
+      pending = await api("GET", `/api/sessions/${sid}/pending`);
+      return (pending.body.questions as unknown as unknown[]).length > 0;
+    }, "a question");
+    const question = (pending.body.questions as unknown as Array<{ question_id: string }>)[0];
+    const wrong = await api("POST", `/api/sessions/${sid}/questions/${question?.question_id}`, {
+      answers: [{ options: [5] }],
+    });
+    expect(wrong.status).toBe(400);
+    const answered = await api("POST", `/api/sessions/${sid}/questions/${question?.question_id}`, {
+      answers: [{ options: [0] }],
+      notes: "after lunch",
+    });
+    expect(answered.status).toBe(200);
+    const result = (await asking).body;
+    expect(JSON.stringify(result)).toContain("yes");
+    expect(JSON.stringify(result)).toContain("after lunch");
+  });
+});
