@@ -1,0 +1,296 @@
+import { promises as fs } from "node:fs";
+import {
+  defineTool,
+  fingerprintOf,
+  type LineWindow,
+  renderText,
+  ToolbeltError,
+  type ToolContext,
+} from "@toolbelt/core";
+import { z } from "zod";
+import { decodeText, imageMimeType, type TextEncoding } from "./text-decode.js";
+
+/** Files larger than this are not read whole for a window (hashing needs every byte). */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
+
+export const TRUNCATION_NOTE = "... (truncated - use offset/limit to read more)";
+
+export type FileContentPayload = {
+  kind: "file_content";
+  path: string;
+  /** `cat -n` numbered lines of the window. */
+  content: string;
+  start_line: number;
+  end_line: number;
+  total_lines: number;
+  /** More lines follow the window. */
+  truncated: boolean;
+  /** Line numbers whose text was cut at fileReadMaxLineChars. */
+  cut_lines: number[];
+  encoding: TextEncoding;
+  line_endings: "lf" | "crlf";
+};
+
+export type FileUnchangedPayload = {
+  kind: "file_unchanged";
+  path: string;
+  start_line: number;
+  end_line: number;
+  message: string;
+};
+
+export type ImagePayload = {
+  kind: "image";
+  path: string;
+  mime_type: string;
+  size: number;
+  base64: string;
+};
+
+const readInput = z.object({
+  path: z.string().min(1).describe("file path, relative to the project root"),
+  offset: z.number().int().min(1).optional().describe("first line to return, 1-based (default 1)"),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("number of lines to return (default and maximum: fileReadMaxLines)"),
+});
+type ReadInput = z.output<typeof readInput>;
+
+const mewboInput = z.object({
+  path: z.string().min(1).describe("file path, relative to the project root"),
+  offset: z.number().int().min(0).optional().describe("line to start from (0-based)"),
+  limit: z.number().int().min(1).optional().describe("max lines to read"),
+});
+
+const mouaifInput = z.object({
+  path: z.string().min(1).describe("file path, relative to the project root"),
+  startLine: z.number().int().min(1).optional().describe("first line, 1-indexed"),
+  endLine: z.number().int().min(1).optional().describe("last line, 1-indexed, inclusive"),
+});
+
+function numbered(lineNo: number, text: string): string {
+  return `${String(lineNo).padStart(6, " ")}\t${text}`;
+}
+
+function unchangedMessage(rel: string, window: LineWindow): string {
+  const span =
+    window.end === Number.POSITIVE_INFINITY ? `${window.start}-end` : `${window.start}-${window.end}`;
+  return `[toolbelt: file_unchanged — lines ${span} of ${rel} were already returned earlier in this session and the file has not changed since (same size, mtime and content hash). Refer to that earlier result. This notice is not file content; never write it into a file.]`;
+}
+
+async function readImage(ctx: ToolContext, abs: string, rel: string, mime: string): Promise<ImagePayload> {
+  const stat = await fs.stat(abs);
+  const max = ctx.limits.fileReadMaxImageBytes;
+  if (stat.size > max) {
+    throw new ToolbeltError(
+      "ETOO_LARGE",
+      `${rel} is ${stat.size} bytes; images are read up to ${max} bytes`,
+      {
+        details: { path: rel, size: stat.size, limit: max },
+      },
+    );
+  }
+  const bytes = await fs.readFile(abs);
+  return {
+    kind: "image",
+    path: rel,
+    mime_type: mime,
+    size: bytes.byteLength,
+    base64: bytes.toString("base64"),
+  };
+}
+
+/** Reads the bytes and the stat of the same open file, so the fingerprint describes what was read. */
+async function readWithStat(
+  abs: string,
+  rel: string,
+): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
+  const handle = await fs.open(abs, "r");
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory())
+      throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
+    if (stat.size > MAX_READ_BYTES) {
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `${rel} is ${stat.size} bytes; read_file reads files up to ${MAX_READ_BYTES}`,
+        {
+          details: { path: rel, size: stat.size, limit: MAX_READ_BYTES },
+        },
+      );
+    }
+    const bytes = await handle.readFile();
+    return { bytes, size: stat.size, mtimeMs: stat.mtimeMs };
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function executeRead(
+  input: ReadInput,
+  ctx: ToolContext,
+): Promise<FileContentPayload | FileUnchangedPayload | ImagePayload> {
+  const resolved = ctx.resolve(input.path);
+  if (!resolved.exists)
+    throw new ToolbeltError("ENOENT", `no such file: ${resolved.rel}`, { details: { path: resolved.rel } });
+  const mime = imageMimeType(resolved.abs);
+  if (mime) return readImage(ctx, resolved.abs, resolved.rel, mime);
+  const { bytes, size, mtimeMs } = await readWithStat(resolved.abs, resolved.rel);
+  const decoded = decodeText(bytes);
+  if (!decoded) {
+    throw new ToolbeltError(
+      "EBINARY",
+      `${resolved.rel} is a binary file (${size} bytes); read_file returns text and images only`,
+      {
+        details: { path: resolved.rel, size },
+      },
+    );
+  }
+  const lines = decoded.text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const total = lines.length;
+  const maxLines = ctx.limits.fileReadMaxLines;
+  const start = input.offset ?? 1;
+  const limit = Math.min(input.limit ?? maxLines, maxLines);
+  if (start > Math.max(total, 1)) {
+    throw new ToolbeltError(
+      "EINVAL_INPUT",
+      `offset ${start} is past the end of ${resolved.rel} (${total} lines)`,
+      {
+        details: { field: "offset", path: resolved.rel, total_lines: total },
+      },
+    );
+  }
+  const last = Math.min(total, start + limit - 1);
+  const reachedEnd = last >= total;
+  const window: LineWindow = { start, end: reachedEnd ? Number.POSITIVE_INFINITY : last };
+  const fingerprint = fingerprintOf(bytes, { size, mtimeMs });
+  if (ctx.ledger.covers(resolved.abs, fingerprint, window)) {
+    return {
+      kind: "file_unchanged",
+      path: resolved.rel,
+      start_line: start,
+      end_line: last,
+      message: unchangedMessage(resolved.rel, window),
+    };
+  }
+  const maxChars = ctx.limits.fileReadMaxLineChars;
+  const cut: number[] = [];
+  let crlf = false;
+  const out: string[] = [];
+  for (let n = start; n <= last; n++) {
+    let text = lines[n - 1] as string;
+    if (text.endsWith("\r")) {
+      crlf = true;
+      text = text.slice(0, -1);
+    }
+    if (text.length > maxChars) {
+      cut.push(n);
+      text = `${text.slice(0, maxChars)} ... [line cut: ${text.length} chars, showing ${maxChars}]`;
+    }
+    out.push(numbered(n, text));
+  }
+  if (!reachedEnd) out.push(TRUNCATION_NOTE);
+  ctx.ledger.record(resolved.abs, fingerprint, window);
+  return {
+    kind: "file_content",
+    path: resolved.rel,
+    content: out.join("\n"),
+    start_line: total === 0 ? 0 : start,
+    end_line: last,
+    total_lines: total,
+    truncated: !reachedEnd,
+    cut_lines: cut,
+    encoding: decoded.encoding,
+    line_endings: crlf ? "crlf" : "lf",
+  };
+}
+
+export function renderRead(payload: FileContentPayload | FileUnchangedPayload | ImagePayload): string {
+  if (payload.kind === "file_unchanged") {
+    return renderText(
+      [
+        ["Kind", "file_unchanged"],
+        ["Path", payload.path],
+      ],
+      payload.message,
+    );
+  }
+  if (payload.kind === "image") {
+    return renderText(
+      [
+        ["Kind", "image"],
+        ["Path", payload.path],
+        ["Mime", payload.mime_type],
+        ["Size", payload.size],
+      ],
+      `[image ${payload.path}: ${payload.mime_type}, ${payload.size} bytes; the data travels as an image block]`,
+    );
+  }
+  const lines =
+    payload.total_lines === 0
+      ? "0 (empty file)"
+      : `${payload.start_line}-${payload.end_line} of ${payload.total_lines}`;
+  return renderText(
+    [
+      ["Kind", "file_content"],
+      ["Path", payload.path],
+      ["Lines", lines],
+      ["Truncated", payload.truncated ? `yes (next offset ${payload.end_line + 1})` : undefined],
+      ["Cut-Lines", payload.cut_lines.length ? payload.cut_lines.join(",") : undefined],
+      ["Encoding", payload.encoding === "utf-8" ? undefined : payload.encoding],
+      ["Line-Endings", payload.line_endings === "crlf" ? "crlf" : undefined],
+    ],
+    payload.content,
+  );
+}
+
+export const readFileTool = defineTool({
+  name: "read_file",
+  family: "files",
+  access: "read",
+  description:
+    "Read a text file as numbered lines (like `cat -n`), a window at a time: `offset` is the first line (1-based), `limit` the number of lines. Images (.png .jpg .jpeg .gif .webp .bmp .ico) come back as image data. Re-reading a window already returned and unchanged answers `file_unchanged` instead of repeating the content.",
+  input: readInput,
+  paths: (input) => [input.path],
+  execute: executeRead,
+  render: renderRead,
+  profiles: {
+    mewbo: {
+      name: "read_file",
+      input: mewboInput,
+      description:
+        "Read a text file as numbered lines. `offset` is the line to start from (0-based), `limit` the maximum number of lines.",
+      toInput: (input) => {
+        const i = input as z.output<typeof mewboInput>;
+        return {
+          path: i.path,
+          ...(i.offset !== undefined ? { offset: i.offset + 1 } : {}),
+          ...(i.limit !== undefined ? { limit: i.limit } : {}),
+        };
+      },
+    },
+    mouaif: {
+      name: "read_file",
+      input: mouaifInput,
+      description: "Read a text file as numbered lines from `startLine` to `endLine` (1-indexed, inclusive).",
+      toInput: (input) => {
+        const i = input as z.output<typeof mouaifInput>;
+        const start = i.startLine ?? 1;
+        if (i.endLine !== undefined && i.endLine < start) {
+          throw new ToolbeltError("EINVAL_INPUT", `endLine ${i.endLine} is before startLine ${start}`, {
+            details: { field: "endLine" },
+          });
+        }
+        return {
+          path: i.path,
+          offset: start,
+          ...(i.endLine !== undefined ? { limit: i.endLine - start + 1 } : {}),
+        };
+      },
+    },
+  },
+});

@@ -1,0 +1,300 @@
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createSession, type Payload, parseConfig, parseToolText, type Session } from "@toolbelt/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { family } from "./index.js";
+import { locateRipgrep } from "./search/engine.js";
+import type { SearchResultsPayload } from "./search-files.js";
+
+const rg = await locateRipgrep();
+if (!rg) console.warn("search_files: no ripgrep found; the ripgrep half of the parity tests is skipped");
+
+type Tree = Record<string, string | Buffer>;
+
+async function writeTree(dir: string, tree: Tree): Promise<void> {
+  for (const [rel, content] of Object.entries(tree)) {
+    const abs = path.join(dir, rel);
+    await fs.mkdir(path.dirname(abs), { recursive: true });
+    await fs.writeFile(abs, content);
+  }
+}
+
+async function session(root: string, engine: "ripgrep" | "js", limits: Record<string, number> = {}) {
+  return createSession({
+    root,
+    plugins: [family],
+    // parseConfig: the config input type rejects `tools.search` next to the catch-all entries.
+    config: parseConfig({ tools: { search: { engine } }, limits }),
+  });
+}
+
+function shape(payload: Payload) {
+  const p = payload as SearchResultsPayload;
+  return {
+    entries: p.entries,
+    matches: p.matches,
+    capped: p.capped,
+    path: p.path,
+    note: p.note,
+  };
+}
+
+const engines = rg ? (["ripgrep", "js"] as const) : (["js"] as const);
+
+let base: string;
+let root: string;
+
+// One tree with every ignore rule the walker must agree with ripgrep on.
+const fixture: Tree = {
+  // A .gitignore above the root applies too (ripgrep reads every ancestor's ignore files).
+  "../.gitignore": "from-parent.txt\n",
+  "from-parent.txt": "needle parent-ignored\n",
+  ".gitignore": "*.log\nbuild/\n!keep.log\n/anchored.txt\nsub/deep/*.tmp\n",
+  ".ignore": "ignored-by-dot-ignore.txt\n",
+  ".git/info/exclude": "excluded.txt\n",
+  ".git/config": "needle inside .git\n",
+  "excluded.txt": "needle excluded\n",
+  "ignored-by-dot-ignore.txt": "needle dot-ignore\n",
+  "app.log": "needle log\n",
+  "keep.log": "needle kept by negation\n",
+  "anchored.txt": "needle anchored\n",
+  "sub/anchored.txt": "needle not anchored here\n",
+  "build/out.js": "needle built\n",
+  "sub/deep/x.tmp": "needle tmp\n",
+  "sub/deep/x.txt": "needle deep txt\n",
+  "sub/.gitignore": "secret.txt\n!app2.log\n",
+  "sub/secret.txt": "needle secret\n",
+  "sub/app2.log": "needle re-included by nested negation\n",
+  "sub/nested/.gitignore": "*.md\n",
+  "sub/nested/readme.md": "needle md\n",
+  "sub/nested/code.ts": "const needle = 1;\nconst other = 2;\n  needle();\n",
+  Dockerfile: "FROM node\nRUN echo needle\n",
+  ".hidden/config.yml": "needle: hidden\n",
+  ".env.example": "NEEDLE=needle\n",
+  "bin.dat": Buffer.from([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01, 0x02]),
+  "crlf.txt": "first needle\r\nsecond\r\nthird needle\r\n",
+  "utf16.txt": Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("alpha\nneedle utf16\n", "utf16le")]),
+  "bom.txt": Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("needle bom\n")]),
+  "src/Main.TS": "export function needleSync() {}\nfunction  otherSync () {}\n",
+  "src/util.js": "function fooSync(a) { return a }\n// needle\n",
+  "long.txt": `${"x".repeat(3000)} needle\n`,
+};
+
+beforeAll(async () => {
+  base = await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-"));
+  root = path.join(base, "root");
+  await fs.mkdir(root);
+  await writeTree(root, fixture);
+  // A symlink out of the root and a symlink loop: neither may be followed.
+  const outside = path.join(base, "outside");
+  await fs.mkdir(outside);
+  await fs.writeFile(path.join(outside, "leak.txt"), "needle outside the root\n");
+  await fs.symlink(outside, path.join(root, "link-out"));
+  await fs.symlink(path.join(outside, "leak.txt"), path.join(root, "leak-link.txt"));
+  await fs.symlink(root, path.join(root, "sub", "loop"));
+});
+
+afterAll(async () => {
+  await fs.rm(base, { recursive: true, force: true });
+});
+
+async function searchBoth(input: Record<string, unknown>, limits: Record<string, number> = {}) {
+  const out: Record<string, Payload> = {};
+  for (const engine of engines) {
+    const s: Session = await session(root, engine, limits);
+    out[engine] = await s.call("search_files", input);
+    await s.close();
+  }
+  return out;
+}
+
+describe("search_files: ripgrep and the JS walker agree", () => {
+  it("honours the ignore files, hidden files, binary and encodings identically", async () => {
+    const results = await searchBoth({ query: "needle" });
+    const js = results.js as SearchResultsPayload;
+    expect(js.kind).toBe("search_results");
+    const files = js.entries.map((e) => e.path);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "keep.log",
+        "sub/anchored.txt",
+        "sub/deep/x.txt",
+        "sub/app2.log",
+        "sub/nested/code.ts",
+        "Dockerfile",
+        ".hidden/config.yml",
+        ".env.example",
+        "crlf.txt",
+        "utf16.txt",
+        "bom.txt",
+        "src/Main.TS",
+        "src/util.js",
+        "long.txt",
+      ]),
+    );
+    for (const hidden of [
+      "from-parent.txt",
+      "excluded.txt",
+      "ignored-by-dot-ignore.txt",
+      "app.log",
+      "anchored.txt",
+      "build/out.js",
+      "sub/deep/x.tmp",
+      "sub/secret.txt",
+      "sub/nested/readme.md",
+      ".git/config",
+      "bin.dat",
+      "link-out/leak.txt",
+      "leak-link.txt",
+    ]) {
+      expect(files).not.toContain(hidden);
+    }
+    expect(files.some((f) => f.includes("loop"))).toBe(false);
+    const crlf = js.entries.find((e) => e.path === "crlf.txt");
+    expect(crlf?.matches).toEqual([
+      { line: 1, text: "first needle" },
+      { line: 3, text: "third needle" },
+    ]);
+    expect(js.entries.find((e) => e.path === "utf16.txt")?.matches).toEqual([
+      { line: 2, text: "needle utf16" },
+    ]);
+    expect(js.entries.find((e) => e.path === "bom.txt")?.matches).toEqual([{ line: 1, text: "needle bom" }]);
+    const long = js.entries.find((e) => e.path === "long.txt")?.matches[0]?.text ?? "";
+    expect(long).toContain("[line cut: 3007 chars]");
+    if (results.ripgrep) expect(shape(results.ripgrep)).toEqual(shape(js));
+  });
+
+  it.each([
+    ["a regex with classes", { query: "function\\s+\\w+Sync" }],
+    ["an anchored regex", { query: "^\\s+needle" }],
+    ["an end anchor", { query: "needle$" }],
+    ["an alternation", { query: "other|fooSync" }],
+    ["a case-insensitive flag", { query: "(?i)NEEDLESYNC" }],
+    ["an include glob without a slash", { query: "needle", include: "*.ts" }],
+    ["an include glob with braces", { query: "needle|Sync", include: "src/*.{ts,js}" }],
+    ["an include glob that re-includes an ignored file", { query: "needle", include: "*.log" }],
+    ["a subdirectory", { query: "needle", path: "sub" }],
+    ["a single file", { query: "needle", path: "sub/nested/code.ts" }],
+    ["an explicitly named ignored file", { query: "needle", path: "sub/secret.txt" }],
+    ["a missing directory", { query: "needle", path: "sub/nope/deeper" }],
+    ["no matches", { query: "zzzz-not-there" }],
+  ])("%s", async (_label, input) => {
+    const results = await searchBoth(input);
+    const js = results.js as SearchResultsPayload;
+    expect(js.kind).toBe("search_results");
+    if (results.ripgrep) expect(shape(results.ripgrep)).toEqual(shape(js));
+  });
+
+  it("searches the nearest existing ancestor of a missing path and says so", async () => {
+    const { js } = await searchBoth({ query: "needle", path: "sub/nope/deeper" });
+    const p = js as SearchResultsPayload;
+    expect(p.path).toBe("sub");
+    expect(p.note).toContain("sub/nope/deeper does not exist");
+    const s = await session(root, "js");
+    const { text } = await s.callWithText("search_files", { query: "needle", path: "sub/nope" });
+    expect(parseToolText(text).headers.Note).toContain("nearest existing ancestor sub");
+    await s.close();
+  });
+
+  it("finds matches in a file named explicitly even when it is ignored", async () => {
+    const { js } = await searchBoth({ query: "needle", path: "sub/secret.txt" });
+    expect((js as SearchResultsPayload).entries).toEqual([
+      { path: "sub/secret.txt", matches: [{ line: 1, text: "needle secret" }] },
+    ]);
+  });
+
+  it("caps matches and characters and states the cap in the header", async () => {
+    const results = await searchBoth({ query: "needle" }, { fileSearchMaxMatches: 3 });
+    for (const engine of engines) {
+      const p = results[engine] as SearchResultsPayload;
+      expect(p.matches).toBe(3);
+      expect(p.capped).toBe(true);
+    }
+    if (results.ripgrep) expect(shape(results.ripgrep)).toEqual(shape(results.js as Payload));
+    const s = await session(root, "js", { fileSearchMaxMatches: 200 });
+    const { text } = await s.callWithText("search_files", { query: "needle" });
+    expect(text).toMatch(/^# Matches: \d+$/m);
+    await s.close();
+    const small = await session(root, "js", { fileSearchMaxMatches: 2 });
+    const capped = await small.callWithText("search_files", { query: "needle" });
+    expect(capped.text).toContain("# Matches: 2 (capped at 2 matches / 1048576 chars)");
+    await small.close();
+    const bytes = await session(root, "js", { fileSearchMaxBytes: 30 });
+    const byChars = (await bytes.call("search_files", { query: "needle" })) as SearchResultsPayload;
+    expect(byChars.capped).toBe(true);
+    const chars = byChars.entries.flatMap((e) => e.matches).reduce((n, m) => n + m.text.length, 0);
+    expect(chars).toBeLessThanOrEqual(30);
+    await bytes.close();
+  });
+
+  it("answers EINVAL_INPUT for an invalid regex with either engine", async () => {
+    const results = await searchBoth({ query: "foo(" });
+    for (const engine of engines) {
+      expect(results[engine]).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
+    }
+  });
+
+  it("refuses a search path outside the root, including through a symlink", async () => {
+    const results = await searchBoth({ query: "needle", path: "link-out" });
+    for (const engine of engines)
+      expect(results[engine]).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+    const up = await searchBoth({ query: "needle", path: "../" });
+    for (const engine of engines) expect(up[engine]).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+  });
+});
+
+describe("search_files text", () => {
+  it("round-trips through parseToolText: entries with matches, counts with caps", async () => {
+    const s = await session(root, "js", { fileSearchMaxMatches: 4 });
+    const { payload, text } = await s.callWithText("search_files", { query: "needle", path: "sub" });
+    await s.close();
+    const p = payload as SearchResultsPayload;
+    const parsed = parseToolText(text);
+    expect(parsed.kind).toBe("search_results");
+    expect(parsed.entries).toEqual(p.entries);
+    expect(parsed.totals).toEqual({ files: p.files, matches: p.matches });
+    expect(parsed.counts.Matches).toEqual({
+      count: 4,
+      capped: true,
+      cap: 4,
+      capDetail: "matches / 1048576 chars",
+    });
+    expect(text).toMatch(/^sub\/$/m);
+  });
+
+  it("writes no body when nothing matches", async () => {
+    const s = await session(root, "js");
+    const { text } = await s.callWithText("search_files", { query: "zzzz-none" });
+    await s.close();
+    const parsed = parseToolText(text);
+    expect(parsed.entries).toEqual([]);
+    expect(parsed.counts.Matches).toEqual({ count: 0, capped: false });
+  });
+});
+
+describe("search engine selection", () => {
+  it("TOOLBELT_SEARCH_ENGINE forces the JS engine over config", async () => {
+    const previous = process.env.TOOLBELT_SEARCH_ENGINE;
+    process.env.TOOLBELT_SEARCH_ENGINE = "js";
+    try {
+      const s = await session(root, "ripgrep");
+      const p = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+      expect(p.engine).toBe("js");
+      await s.close();
+    } finally {
+      if (previous === undefined) delete process.env.TOOLBELT_SEARCH_ENGINE;
+      else process.env.TOOLBELT_SEARCH_ENGINE = previous;
+    }
+  });
+
+  it.skipIf(!rg)("uses ripgrep by default and doctor names it", async () => {
+    const s = await createSession({ root, plugins: [family] });
+    const p = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+    expect(p.engine).toBe("ripgrep");
+    await s.close();
+    const checks = await family.doctor?.({ root, config: s.config });
+    expect(checks?.[0]).toMatchObject({ name: "search", status: "ok" });
+    expect(checks?.[0]?.detail).toContain(rg?.path ?? "");
+  });
+});

@@ -1,0 +1,145 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import {
+  countWithCap,
+  defineTool,
+  type ResolvedPath,
+  renderText,
+  renderTree,
+  ToolbeltError,
+  type ToolContext,
+} from "@toolbelt/core";
+import { z } from "zod";
+import { chooseEngine } from "./search/engine.js";
+import { searchWithJs } from "./search/js-search.js";
+import { compileQuery } from "./search/regex.js";
+import { capResults, type EngineResult } from "./search/results.js";
+import { searchWithRipgrep } from "./search/ripgrep.js";
+
+export type SearchResultsPayload = {
+  kind: "search_results";
+  query: string;
+  /** The root-relative path searched. */
+  path: string;
+  include?: string;
+  /** Set when the requested path did not exist and an ancestor was searched instead. */
+  note?: string;
+  engine: "ripgrep" | "js";
+  entries: Array<{ path: string; matches: Array<{ line: number; text: string }> }>;
+  files: number;
+  matches: number;
+  capped: boolean;
+  max_matches: number;
+  max_chars: number;
+};
+
+const searchInput = z.object({
+  query: z.string().min(1).describe("regular expression (ripgrep syntax), matched line by line"),
+  path: z.string().default(".").describe("directory or file to search (default: the project root)"),
+  include: z
+    .string()
+    .optional()
+    .describe("only files matching this glob, e.g. `*.ts` or `src/**/*.{ts,tsx}`"),
+});
+
+/** The requested path, or its nearest existing ancestor inside the root with a note saying so. */
+function existingTarget(ctx: ToolContext, requested: string): { target: ResolvedPath; note?: string } {
+  const first = ctx.resolve(requested);
+  if (first.exists) return { target: first };
+  let cursor = first.abs;
+  while (true) {
+    const up = path.dirname(cursor);
+    const candidate = ctx.resolve(up);
+    if (candidate.exists) {
+      return {
+        target: candidate,
+        note: `${first.rel} does not exist; searched its nearest existing ancestor ${candidate.rel}`,
+      };
+    }
+    if (up === cursor) throw new ToolbeltError("ENOENT", `no such path: ${first.rel}`);
+    cursor = up;
+  }
+}
+
+export const searchFilesTool = defineTool({
+  name: "search_files",
+  family: "files",
+  access: "read",
+  description:
+    "Search file contents with a regular expression (ripgrep). Honours .gitignore/.ignore, skips binary files, includes hidden files except .git. Answers matching lines grouped under their files as `line: text`, capped (the cap is stated).",
+  input: searchInput,
+  paths: (input) => [input.path],
+  async execute(input, ctx): Promise<SearchResultsPayload> {
+    if (/[\n\r]/.test(input.query)) {
+      throw new ToolbeltError("EINVAL_INPUT", "query must be a single line (matching is line by line)", {
+        details: { field: "query" },
+      });
+    }
+    const { target, note } = existingTarget(ctx, input.path);
+    const stat = await fs.stat(target.abs);
+    const choice = await chooseEngine(ctx.config);
+    if (choice.engine === "unavailable") throw new ToolbeltError("EUNAVAILABLE", choice.reason);
+    const maxMatches = ctx.limits.fileSearchMaxMatches;
+    const maxChars = ctx.limits.fileSearchMaxBytes;
+    let result: EngineResult;
+    if (choice.engine === "ripgrep") {
+      result = await searchWithRipgrep({
+        rg: choice.rg.path,
+        cwd: ctx.root,
+        target: target.rel,
+        query: input.query,
+        ...(input.include ? { include: input.include } : {}),
+        maxMatches,
+        signal: ctx.signal,
+      });
+    } else {
+      result = await searchWithJs({
+        root: ctx.root,
+        start: target.abs,
+        isFile: stat.isFile(),
+        fileRel: target.rel,
+        query: compileQuery(input.query),
+        ...(input.include ? { include: input.include } : {}),
+        maxMatches,
+        signal: ctx.signal,
+      });
+    }
+    const capped = capResults(result, maxMatches, maxChars);
+    return {
+      kind: "search_results",
+      query: input.query,
+      path: target.rel,
+      ...(input.include ? { include: input.include } : {}),
+      ...(note ? { note } : {}),
+      engine: choice.engine,
+      entries: capped.files,
+      files: capped.files.length,
+      matches: capped.matchCount,
+      capped: capped.capped,
+      max_matches: maxMatches,
+      max_chars: maxChars,
+    };
+  },
+  render(payload) {
+    return renderText(
+      [
+        ["Kind", "search_results"],
+        ["Query", payload.query],
+        ["Path", payload.path],
+        ["Include", payload.include],
+        ["Note", payload.note],
+        ["Files", payload.files],
+        [
+          "Matches",
+          countWithCap(
+            payload.matches,
+            payload.max_matches,
+            payload.capped,
+            `matches / ${payload.max_chars} chars`,
+          ),
+        ],
+      ],
+      renderTree(payload.entries),
+    );
+  },
+});

@@ -1,0 +1,66 @@
+import { promises as fs } from "node:fs";
+import { defineTool, renderText, ToolbeltError } from "@toolbelt/core";
+import { z } from "zod";
+
+export type FileWrittenPayload = {
+  kind: "file_written";
+  path: string;
+  /** `created` for a new file, `overwritten` for an existing one. */
+  result: "created" | "overwritten";
+  bytes: number;
+  /** Notes from afterWrite hooks (new diagnostics, for example). */
+  notes: string[];
+};
+
+const writeInput = z.object({
+  path: z.string().min(1).describe("file path, relative to the project root; parent directories are created"),
+  content: z.string().describe("the complete new content of the file"),
+});
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  family: "files",
+  access: "write",
+  description:
+    "Create a file or replace its whole content (parents created). Atomic: written to a temporary file and renamed over the target; an existing file keeps its mode.",
+  input: writeInput,
+  paths: (input) => [input.path],
+  async execute(input, ctx): Promise<FileWrittenPayload> {
+    const resolved = ctx.resolve(input.path);
+    const bytes = Buffer.byteLength(input.content, "utf8");
+    const max = ctx.limits.fileWriteMaxBytes;
+    if (bytes > max) {
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `content is ${bytes} bytes; write_file writes up to ${max} bytes`,
+        {
+          details: { path: resolved.rel, size: bytes, limit: max },
+        },
+      );
+    }
+    if (resolved.exists && (await fs.stat(resolved.abs)).isDirectory()) {
+      throw new ToolbeltError("EISDIR", `${resolved.rel} is a directory`, {
+        details: { path: resolved.rel },
+      });
+    }
+    const written = await ctx.writeFile(resolved.abs, input.content);
+    return {
+      kind: "file_written",
+      path: resolved.rel,
+      result: written.created ? "created" : "overwritten",
+      bytes: written.bytes,
+      notes: written.notes,
+    };
+  },
+  render(payload) {
+    return renderText(
+      [
+        ["Kind", "file_written"],
+        ["Path", payload.path],
+        ["Result", payload.result],
+        ["Bytes", payload.bytes],
+      ],
+      payload.notes.join("\n"),
+    );
+  },
+});
