@@ -1,7 +1,30 @@
 import { definePlugin, type Plugin } from "@toolbelt/core";
+import { editFileTool } from "./edit-file.js";
+import { searchReplaceBlockTool } from "./search-replace-block.js";
+import { structuredPatchTool } from "./structured-patch.js";
 
-/** The edit family as a plugin: its tools, registered by createToolbelt(). */
+/**
+ * The edit family: three interchangeable backends, each marked with `editBackend`, so a session binds
+ * exactly one (pinned by `agent.edit_tool`, otherwise chosen by the model).
+ */
 export const family: Plugin = definePlugin({
   name: "edit",
-  tools: [],
+  tools: [editFileTool, searchReplaceBlockTool, structuredPatchTool],
 });
+
+export type { EditResult, FileEdit } from "./apply.js";
+export { type BlockParse, type EditBlock, parseBlocks } from "./blocks.js";
+export { decodeDocument, encodeDocument, type TextDocument } from "./document.js";
+export { editFileTool } from "./edit-file.js";
+export {
+  ALL_STRATEGIES,
+  type Candidate,
+  type LocateOptions,
+  locate,
+  type Match,
+  type MatchFailure,
+  STRICT_STRATEGIES,
+  type Strategy,
+} from "./matcher.js";
+export { searchReplaceBlockTool } from "./search-replace-block.js";
+export { structuredPatchTool } from "./structured-patch.js";

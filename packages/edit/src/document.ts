@@ -1,0 +1,166 @@
+import { ToolbeltError } from "@toolbelt/core";
+
+/**
+ * A text file as the matchers see it: LF-only text, plus everything needed to write it back byte for
+ * byte as it was — the byte-order mark and each line's own terminator (CRLF, LF, or none on the last).
+ */
+export type TextDocument = {
+  bom: boolean;
+  /** The content with every CRLF turned into LF; offsets of matches refer to this. */
+  text: string;
+  /** The terminator after each line of `text` ("\r\n", "\n", or "" after the last line). */
+  eols: string[];
+};
+
+export type EolStyle = "lf" | "crlf" | "mixed" | "none";
+
+const BOM = "\uFEFF";
+
+export function emptyDocument(): TextDocument {
+  return { bom: false, text: "", eols: [""] };
+}
+
+/** Decodes file bytes; refuses binary or non-UTF-8 content rather than corrupting it. */
+export function decodeDocument(bytes: Uint8Array, rel: string): TextDocument {
+  const probe = bytes.subarray(0, 8192);
+  if (probe.includes(0)) {
+    throw new ToolbeltError("EBINARY", `${rel} looks binary (it contains NUL bytes); refusing to edit it`, {
+      details: { path: rel },
+    });
+  }
+  let decoded: string;
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (error) {
+    throw new ToolbeltError("EBINARY", `${rel} is not valid UTF-8; refusing to edit it`, {
+      cause: error,
+      details: { path: rel },
+    });
+  }
+  const bom = decoded.startsWith(BOM);
+  const raw = bom ? decoded.slice(1) : decoded;
+  return fromRaw(raw, bom);
+}
+
+/** Builds a document from text that may contain CRLF line endings. */
+export function fromRaw(raw: string, bom = false): TextDocument {
+  const eols: string[] = [];
+  const parts: string[] = [];
+  let lineStart = 0;
+  for (let i = raw.indexOf("\n"); i !== -1; i = raw.indexOf("\n", i + 1)) {
+    const crlf = i > lineStart && raw.charCodeAt(i - 1) === 13;
+    parts.push(raw.slice(lineStart, crlf ? i - 1 : i));
+    eols.push(crlf ? "\r\n" : "\n");
+    lineStart = i + 1;
+  }
+  parts.push(raw.slice(lineStart));
+  eols.push("");
+  return { bom, text: parts.join("\n"), eols };
+}
+
+/** The exact text of the file again: BOM and every original line terminator restored. */
+export function encodeDocument(doc: TextDocument): string {
+  const lines = doc.text.split("\n");
+  let out = doc.bom ? BOM : "";
+  for (let i = 0; i < lines.length; i++) out += (lines[i] as string) + (doc.eols[i] ?? "");
+  return out;
+}
+
+/** The file's content as written on disk (without BOM), CRLFs included. */
+export function rawText(doc: TextDocument): string {
+  return encodeDocument({ ...doc, bom: false });
+}
+
+export function eolStyle(doc: TextDocument): EolStyle {
+  let crlf = 0;
+  let lf = 0;
+  for (const eol of doc.eols) {
+    if (eol === "\r\n") crlf++;
+    else if (eol === "\n") lf++;
+  }
+  if (crlf === 0 && lf === 0) return "none";
+  if (crlf === 0) return "lf";
+  if (lf === 0) return "crlf";
+  return "mixed";
+}
+
+/** The terminator most lines use; LF for a file with none. */
+export function dominantEol(doc: TextDocument): string {
+  let crlf = 0;
+  let lf = 0;
+  for (const eol of doc.eols) {
+    if (eol === "\r\n") crlf++;
+    else if (eol === "\n") lf++;
+  }
+  return crlf > lf ? "\r\n" : "\n";
+}
+
+export function hasFinalNewline(doc: TextDocument): boolean {
+  return doc.text.endsWith("\n");
+}
+
+/** Line index (0-based) of an offset in `text`. */
+export function lineIndexAt(text: string, offset: number): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * Replaces `text[start, end)` with `replacement` (LF text). Lines outside the edited span keep their
+ * own terminators; new line breaks inside the span take the span's terminator (the file's dominant
+ * one when the span had none or mixed ones), so a CRLF file stays CRLF and a mixed file stays as mixed
+ * as it was.
+ */
+export function spliceDocument(
+  doc: TextDocument,
+  start: number,
+  end: number,
+  replacement: string,
+): TextDocument {
+  const startLine = lineIndexAt(doc.text, start);
+  const endLine = startLine + countNewlines(doc.text.slice(start, end));
+  const spanEols = doc.eols.slice(startLine, endLine).filter((e) => e !== "");
+  const uniform = spanEols.length > 0 && spanEols.every((e) => e === spanEols[0]);
+  const inner = uniform ? (spanEols[0] as string) : dominantEol(doc);
+  const added = countNewlines(replacement);
+  const eols = [
+    ...doc.eols.slice(0, startLine),
+    ...new Array<string>(added).fill(inner),
+    doc.eols[endLine] ?? "",
+    ...doc.eols.slice(endLine + 1),
+  ];
+  return { bom: doc.bom, text: doc.text.slice(0, start) + replacement + doc.text.slice(end), eols };
+}
+
+/**
+ * Puts the final newline back the way the original had it: an edit that happens to touch the end of
+ * the file must not add or drop the last line break as a side effect.
+ */
+export function keepFinalNewline(before: TextDocument, after: TextDocument): TextDocument {
+  if (after.text === "" || before.text === "") return after;
+  const had = hasFinalNewline(before);
+  const has = hasFinalNewline(after);
+  if (had === has) return after;
+  if (had) {
+    const eol = before.eols[before.eols.length - 2] ?? "\n";
+    const eols = [...after.eols];
+    eols[eols.length - 1] = eol;
+    eols.push("");
+    return { ...after, text: `${after.text}\n`, eols };
+  }
+  const eols = after.eols.slice(0, -1);
+  eols[eols.length - 1] = "";
+  return { ...after, text: after.text.slice(0, -1), eols };
+}
+
+export function countNewlines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** Model-sent text with its line breaks normalised to LF. */
+export function toLf(s: string): string {
+  return s.replace(/\r\n/g, "\n");
+}

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import { encodeDocument, fromRaw, spliceDocument } from "./document.js";
+import { locate, type Match, type MatchFailure, STRICT_STRATEGIES } from "./matcher.js";
+
+const apply = (source: string, search: string, replace: string) => {
+  const doc = fromRaw(source);
+  const m = locate(doc, search, replace);
+  if ("code" in m) return m;
+  return { ...m, result: encodeDocument(spliceDocument(doc, m.start, m.end, m.replacement)) };
+};
+
+const ok = (r: ReturnType<typeof apply>) => {
+  if ("code" in r) throw new Error(`expected a match, got ${r.code}: ${r.message}`);
+  return r as Match & { result: string };
+};
+const failed = (r: ReturnType<typeof apply>) => {
+  if (!("code" in r)) throw new Error(`expected a refusal, got a match by ${r.strategy}`);
+  return r as MatchFailure;
+};
+
+const TS = `export function total(items: Item[]): number {
+  let sum = 0;
+  for (const item of items) {
+    if (item.price > 0) {
+      sum += item.price * item.quantity;
+    }
+  }
+  return sum;
+}
+
+export function count(items: Item[]): number {
+  return items.length;
+}
+`;
+
+describe("edit_file matching stages", () => {
+  it("matches exactly first", () => {
+    const r = ok(apply(TS, "  return items.length;", "  return items.length + 0;"));
+    expect(r.strategy).toBe("exact");
+    expect(r.result).toContain("return items.length + 0;");
+  });
+
+  it("ignores line endings in the search text (line_endings)", () => {
+    const r = ok(
+      apply(
+        TS,
+        "  let sum = 0;\r\n  for (const item of items) {",
+        "  let sum = 1;\n  for (const item of items) {",
+      ),
+    );
+    expect(r.strategy).toBe("line_endings");
+    expect(r.result).toContain("let sum = 1;");
+  });
+
+  it("matches trimmed lines and re-indents the replacement to the file's depth", () => {
+    const search = "if (item.price > 0) {\n  sum += item.price * item.quantity;\n}";
+    const replace = "if (item.price > 0) {\n  sum += item.price * item.quantity;\n  seen++;\n}";
+    const r = ok(apply(TS, search, replace));
+    expect(r.strategy).toBe("indentation");
+    expect(r.result).toContain(
+      "    if (item.price > 0) {\n      sum += item.price * item.quantity;\n      seen++;\n    }\n",
+    );
+  });
+
+  it("converts tabs in the search to the file's spaces and back", () => {
+    const tabbed = TS.replace(/^( +)/gm, (m) => "\t".repeat(m.length / 2));
+    const search = "    if (item.price > 0) {\n        sum += item.price * item.quantity;\n    }";
+    const replace = "    if (item.price >= 0) {\n        sum += item.price * item.quantity;\n    }";
+    const r = ok(apply(tabbed, search, replace));
+    expect(r.strategy).toBe("indentation");
+    expect(r.result).toContain(
+      "\t\tif (item.price >= 0) {\n\t\t\tsum += item.price * item.quantity;\n\t\t}\n",
+    );
+  });
+
+  it("refuses an indentation match whose nesting differs (meaning could differ)", () => {
+    const py = "if ready:\n    start()\n    finish()\n";
+    const r = failed(apply(py, "if ready:\n    start()\nfinish()", "x"));
+    expect(r.code).toBe("ENO_MATCH");
+  });
+
+  it("tolerates formatting: blank lines, wrapping, spaces around punctuation", () => {
+    const search =
+      "let sum=0;\nfor (const item of items) { if (item.price > 0) {\n sum += item.price * item.quantity; } }";
+    const replace = "let sum = 0;\nfor (const item of items) {\n  sum += item.price;\n}";
+    const r = ok(apply(TS, search, replace));
+    expect(r.strategy).toBe("formatting");
+    expect(r.result).toContain(
+      "  let sum = 0;\n  for (const item of items) {\n    sum += item.price;\n  }\n  return sum;",
+    );
+  });
+
+  it("keeps whitespace inside string literals significant", () => {
+    const src = 'const a = "x  y";\nconst b = 1;\n';
+    expect(failed(apply(src, 'const a = "x y";\nconst b = 1;', "z")).code).toBe("ENO_MATCH");
+  });
+
+  it("keeps operators apart: `x < -1` is not `x <- 1`", () => {
+    const src = "if (x < -1) {\n  y();\n}\n";
+    expect(failed(apply(src, "if (x <- 1) {\n  y();\n}", "z")).code).toBe("ENO_MATCH");
+  });
+
+  it("unescapes a JSON-escaped block once", () => {
+    const search = JSON.stringify("  let sum = 0;\n  for (const item of items) {").slice(1, -1);
+    const replace = JSON.stringify("  let sum = 10;\n  for (const item of items) {").slice(1, -1);
+    const r = ok(apply(TS, search, replace));
+    expect(r.strategy).toBe("unescaped");
+    expect(r.via).toBe("exact");
+    expect(r.result).toContain("  let sum = 10;\n  for (const item");
+  });
+
+  it("reports ambiguity at the exact stage instead of taking the first match", () => {
+    const r = failed(apply(TS, "(items: Item[]): number {", "x"));
+    expect(r.code).toBe("EMULTI_MATCH");
+    expect(r.strategy).toBe("exact");
+    expect(r.lines).toEqual([1, 11]);
+  });
+
+  it("reports ambiguity at a fuzzy stage", () => {
+    const src = "function a() {\n  go(1);\n  stop();\n}\nfunction b() {\n    go(1);\n    stop();\n}\n";
+    const r = failed(apply(src, "go(1);\nstop();", "x"));
+    expect(r.code).toBe("EMULTI_MATCH");
+    expect(r.strategy).toBe("indentation");
+    expect(r.lines).toEqual([2, 6]);
+  });
+
+  it("refuses whitespace-only and empty search text", () => {
+    expect(failed(apply(TS, "   \n\t", "x")).code).toBe("EINVAL_INPUT");
+    expect(failed(apply(TS, "", "x")).code).toBe("EINVAL_INPUT");
+  });
+
+  it("refuses near misses and shows the closest candidate with line numbers", () => {
+    const r = failed(apply(TS, "  let sum = 1;\n  for (const item of items) {", "x"));
+    expect(r.code).toBe("ENO_MATCH");
+    expect(r.candidate?.start_line).toBe(2);
+    expect(r.message).toContain("2:   let sum = 0;");
+    expect(r.message).toContain('the search text has "  let sum = 1;"');
+    expect(r.message).toContain("tried: exact, line-ending-insensitive");
+  });
+
+  it("refuses a search text that is missing a line the file has", () => {
+    const r = failed(apply(TS, "  let sum = 0;\n  return sum;", "x"));
+    expect(r.code).toBe("ENO_MATCH");
+  });
+
+  it("refuses a formatter-tolerant match spanning far more lines than the search", () => {
+    const src = `call(${Array.from({ length: 12 }, (_, i) => `\n  arg${i},`).join("")}\n);\n`;
+    const search = `call(${Array.from({ length: 12 }, (_, i) => `arg${i},`).join(" ")});`;
+    const r = failed(apply(src, search, "x"));
+    expect(r.code).toBe("ENO_MATCH");
+    expect(r.message).toMatch(/refused: it spans 14 non-blank lines/);
+  });
+
+  it("never matches part of a line in the fuzzy stages", () => {
+    const src = "const total = price * qty;\nconst other = 2;\n";
+    expect(failed(apply(src, "price  *  qty;", "x")).code).toBe("ENO_MATCH");
+  });
+
+  it("restricts search_replace_block-style strict matching to exact and line endings", () => {
+    const m = locate(fromRaw(TS), "let sum = 0;\nfor (const item of items) {", "x", {
+      strategies: STRICT_STRATEGIES,
+    });
+    expect("code" in m && m.code).toBe("ENO_MATCH");
+    expect((m as MatchFailure).tried).toEqual(["exact", "line_endings"]);
+  });
+});

@@ -1,0 +1,582 @@
+import { rawText, type TextDocument, toLf } from "./document.js";
+import { columns, isBlank, leadingWhitespace, reindent, sameNesting } from "./indent.js";
+import { type NormalForm, normalForm } from "./normal-form.js";
+
+/**
+ * How a search text was found, in the order they are tried. Each one widens matching along one
+ * dimension that cannot change what the code means, and every one of them requires a unique match.
+ */
+export type Strategy = "exact" | "line_endings" | "indentation" | "formatting" | "unescaped";
+
+export const ALL_STRATEGIES: readonly Strategy[] = [
+  "exact",
+  "line_endings",
+  "indentation",
+  "formatting",
+  "unescaped",
+];
+/** What "exact" means for search_replace_block and structured_patch: bytes, modulo line-ending transport. */
+export const STRICT_STRATEGIES: readonly Strategy[] = ["exact", "line_endings"];
+
+const LABEL: Record<Strategy, string> = {
+  exact: "exact",
+  line_endings: "line-ending-insensitive",
+  indentation: "trimmed lines (indentation-insensitive)",
+  formatting: "formatter-tolerant",
+  unescaped: "JSON-unescaped retry",
+};
+
+export function strategyLabel(strategy: Strategy): string {
+  return LABEL[strategy];
+}
+
+export type Match = {
+  /** Offsets in `doc.text` (LF text) of the span to replace. */
+  start: number;
+  end: number;
+  /** The LF text to put there, already re-indented to the file's depth. */
+  replacement: string;
+  strategy: Strategy;
+  /** For `unescaped`: the strategy that matched after unescaping. */
+  via?: Strategy;
+  /** 1-based first and last line of the matched span. */
+  startLine: number;
+  endLine: number;
+};
+
+export type Candidate = {
+  start_line: number;
+  end_line: number;
+  /** The candidate's lines, each prefixed by its line number. */
+  text: string;
+  /** The first line where the search text and the candidate differ. */
+  first_difference?: string;
+};
+
+export type MatchFailure = {
+  code: "ENO_MATCH" | "EMULTI_MATCH" | "EINVAL_INPUT";
+  message: string;
+  strategy?: Strategy;
+  /** For EMULTI_MATCH: where each match starts (1-based). */
+  lines?: number[];
+  candidate?: Candidate;
+  tried: Strategy[];
+};
+
+export type LocateOptions = {
+  strategies?: readonly Strategy[];
+  /** Only matches starting at or after this offset of `doc.text` count (for `...` pieces). */
+  from?: number;
+  /** What the search text is called in messages (`oldText`, `old_string`, `SEARCH`). */
+  label?: string;
+};
+
+/** Lines, line offsets and indexes of one document, computed once per document version. */
+type DocIndex = {
+  lines: string[];
+  lineStarts: number[];
+  trimmed: string[];
+  byTrimmed: Map<string, number[]>;
+  normal?: NormalForm;
+  raw?: string;
+  crOffsets?: number[];
+};
+
+const indexes = new WeakMap<TextDocument, DocIndex>();
+
+function indexOf(doc: TextDocument): DocIndex {
+  let index = indexes.get(doc);
+  if (index) return index;
+  const lines = doc.text.split("\n");
+  const lineStarts: number[] = new Array(lines.length);
+  const trimmed: string[] = new Array(lines.length);
+  const byTrimmed = new Map<string, number[]>();
+  let offset = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    lineStarts[i] = offset;
+    offset += line.length + 1;
+    const t = line.trim();
+    trimmed[i] = t;
+    const list = byTrimmed.get(t);
+    if (list) list.push(i);
+    else byTrimmed.set(t, [i]);
+  }
+  index = { lines, lineStarts, trimmed, byTrimmed };
+  indexes.set(doc, index);
+  return index;
+}
+
+function lineAt(index: DocIndex, offset: number): number {
+  let lo = 0;
+  let hi = index.lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((index.lineStarts[mid] as number) <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function lineEnd(index: DocIndex, line: number): number {
+  return (index.lineStarts[line] as number) + (index.lines[line] as string).length;
+}
+
+type StageResult = { kind: "none" } | { kind: "many"; lines: number[] } | { kind: "one"; match: Match };
+
+/** Search and replacement as whole lines: a trailing newline dropped, blank edge lines trimmed from the search. */
+function blockLines(search: string, replace: string): { search: string[]; replace: string[] } {
+  const s = toLf(search).split("\n");
+  const r = toLf(replace).split("\n");
+  if (s.length > 1 && s[s.length - 1] === "") {
+    s.pop();
+    if (r.length > 1 && r[r.length - 1] === "") r.pop();
+  }
+  while (s.length > 0 && isBlank(s[0] as string)) {
+    s.shift();
+    if (r.length > 1 && isBlank(r[0] as string)) r.shift();
+  }
+  while (s.length > 0 && isBlank(s[s.length - 1] as string)) {
+    s.pop();
+    if (r.length > 1 && isBlank(r[r.length - 1] as string)) r.pop();
+  }
+  if (r.length === 1 && r[0] === "") r.length = 0;
+  return { search: s, replace: r };
+}
+
+function occurrences(haystack: string, needle: string, from: number): number[] {
+  const found: number[] = [];
+  for (let i = haystack.indexOf(needle, from); i !== -1; i = haystack.indexOf(needle, i + 1)) found.push(i);
+  return found;
+}
+
+function stageExact(
+  doc: TextDocument,
+  index: DocIndex,
+  search: string,
+  replace: string,
+  from: number,
+): StageResult {
+  index.raw ??= rawText(doc);
+  const raw = index.raw;
+  if (raw === doc.text) {
+    const hits = occurrences(doc.text, search, from);
+    return spanResult(index, hits, search.length, toLf(replace), "exact");
+  }
+  // CRLF present: find the bytes as written, then map raw offsets to LF-text offsets.
+  if (!index.crOffsets) {
+    const crs: number[] = [];
+    for (let i = raw.indexOf("\r\n"); i !== -1; i = raw.indexOf("\r\n", i + 1)) crs.push(i);
+    index.crOffsets = crs;
+  }
+  const crs = index.crOffsets;
+  const toText = (rawOffset: number): number => {
+    let lo = 0;
+    let hi = crs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((crs[mid] as number) < rawOffset) lo = mid + 1;
+      else hi = mid;
+    }
+    return rawOffset - lo;
+  };
+  const splits = (rawOffset: number) =>
+    raw.charCodeAt(rawOffset - 1) === 13 && raw.charCodeAt(rawOffset) === 10;
+  const spans: Array<[number, number]> = [];
+  for (const hit of occurrences(raw, search, 0)) {
+    const end = hit + search.length;
+    if (splits(hit) || splits(end)) continue;
+    const start = toText(hit);
+    if (start < from) continue;
+    spans.push([start, toText(end)]);
+  }
+  if (spans.length === 0) return { kind: "none" };
+  if (spans.length > 1) return { kind: "many", lines: spans.map(([s]) => lineAt(index, s) + 1) };
+  const [start, end] = spans[0] as [number, number];
+  return one(index, start, end, toLf(replace), "exact");
+}
+
+function one(
+  index: DocIndex,
+  start: number,
+  end: number,
+  replacement: string,
+  strategy: Strategy,
+): StageResult {
+  return {
+    kind: "one",
+    match: {
+      start,
+      end,
+      replacement,
+      strategy,
+      startLine: lineAt(index, start) + 1,
+      endLine: lineAt(index, Math.max(start, end - 1)) + 1,
+    },
+  };
+}
+
+function spanResult(
+  index: DocIndex,
+  hits: number[],
+  length: number,
+  replacement: string,
+  strategy: Strategy,
+): StageResult {
+  if (hits.length === 0) return { kind: "none" };
+  if (hits.length > 1) return { kind: "many", lines: hits.map((h) => lineAt(index, h) + 1) };
+  const start = hits[0] as number;
+  return one(index, start, start + length, replacement, strategy);
+}
+
+function stageLineEndings(
+  doc: TextDocument,
+  index: DocIndex,
+  search: string,
+  replace: string,
+  from: number,
+): StageResult {
+  const lf = toLf(search);
+  if (lf === search && index.raw === doc.text) return { kind: "none" };
+  return spanResult(index, occurrences(doc.text, lf, from), lf.length, toLf(replace), "line_endings");
+}
+
+function stageIndentation(index: DocIndex, search: string[], replace: string[], from: number): StageResult {
+  const first = search[0];
+  if (first === undefined) return { kind: "none" };
+  const starts = index.byTrimmed.get(first.trim()) ?? [];
+  const found: Array<{ line: number; pairs: Array<readonly [string, string]> }> = [];
+  for (const line of starts) {
+    if ((index.lineStarts[line] as number) < from || line + search.length > index.lines.length) continue;
+    let same = true;
+    for (let j = 1; j < search.length && same; j++) {
+      same = index.trimmed[line + j] === (search[j] as string).trim();
+    }
+    if (!same) continue;
+    const pairs: Array<readonly [string, string]> = [];
+    for (let j = 0; j < search.length; j++) {
+      const s = search[j] as string;
+      if (isBlank(s)) continue;
+      pairs.push([leadingWhitespace(s), leadingWhitespace(index.lines[line + j] as string)]);
+    }
+    if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
+    found.push({ line, pairs });
+  }
+  if (found.length === 0) return { kind: "none" };
+  if (found.length > 1) return { kind: "many", lines: found.map((f) => f.line + 1) };
+  const { line, pairs } = found[0] as { line: number; pairs: Array<readonly [string, string]> };
+  const last = line + search.length - 1;
+  const replacement = reindent(replace, {
+    pairs,
+    modelLines: [...search, ...replace],
+    fileLines: contextLines(index, line, last),
+  }).join("\n");
+  return one(index, index.lineStarts[line] as number, lineEnd(index, last), replacement, "indentation");
+}
+
+/** File lines around a match (or the head of the file) to learn its indentation style from. */
+function contextLines(index: DocIndex, first: number, last: number): string[] {
+  const around = index.lines.slice(Math.max(0, first - 40), Math.min(index.lines.length, last + 41));
+  const hasIndent = around.some((l) => /^[ \t]/.test(l));
+  return hasIndent ? around : index.lines.slice(0, 2000);
+}
+
+/** How far a fuzzy match may stretch or shrink in non-blank lines before it is refused. */
+export function spanTolerance(searchLines: number): number {
+  return Math.max(3, Math.ceil(searchLines / 2));
+}
+
+type FormattingOutcome = StageResult | { kind: "span"; fileLines: number; searchLines: number; line: number };
+
+function stageFormatting(
+  doc: TextDocument,
+  index: DocIndex,
+  search: string[],
+  replace: string[],
+  from: number,
+): FormattingOutcome {
+  index.normal ??= normalForm(doc.text);
+  const file = index.normal;
+  const needle = normalForm(search.join("\n"));
+  if (needle.norm === "") return { kind: "none" };
+  const text = doc.text;
+  const onlySpaceBetween = (a: number, b: number) => /^[ \t]*$/.test(text.slice(a, b));
+  const fileLineStarts = new Map<number, string>();
+  const searchNonBlank = search.filter((l) => !isBlank(l)).length;
+  const found: Array<{ first: number; last: number; pairs: Array<readonly [string, string]> }> = [];
+  let refusedSpan: { fileLines: number; line: number } | undefined;
+  for (const k of occurrences(file.norm, needle.norm, 0)) {
+    const start = file.map[k] as number;
+    const end = (file.map[k + needle.norm.length - 1] as number) + 1;
+    if (start < from) continue;
+    const first = lineAt(index, start);
+    const last = lineAt(index, end - 1);
+    // Whole lines only: a formatter-tolerant match never starts or ends in the middle of a line.
+    if (
+      !onlySpaceBetween(index.lineStarts[first] as number, start) ||
+      !onlySpaceBetween(end, lineEnd(index, last))
+    )
+      continue;
+    if (fileLineStarts.size === 0)
+      for (const ls of file.lineStarts) fileLineStarts.set(ls.normIndex, ls.indent);
+    const pairs: Array<readonly [string, string]> = [];
+    for (const ls of needle.lineStarts) {
+      const fileIndent = fileLineStarts.get(k + ls.normIndex);
+      if (fileIndent !== undefined) pairs.push([ls.indent, fileIndent]);
+    }
+    if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
+    let fileNonBlank = 0;
+    for (let l = first; l <= last; l++) if (index.trimmed[l] !== "") fileNonBlank++;
+    if (Math.abs(fileNonBlank - searchNonBlank) > spanTolerance(searchNonBlank)) {
+      refusedSpan ??= { fileLines: fileNonBlank, line: first + 1 };
+      continue;
+    }
+    found.push({ first, last, pairs });
+  }
+  if (found.length > 1) return { kind: "many", lines: found.map((f) => f.first + 1) };
+  if (found.length === 0) {
+    return refusedSpan ? { kind: "span", searchLines: searchNonBlank, ...refusedSpan } : { kind: "none" };
+  }
+  const { first, last, pairs } = found[0] as {
+    first: number;
+    last: number;
+    pairs: Array<readonly [string, string]>;
+  };
+  const firstSearch = search.find((l) => !isBlank(l)) ?? "";
+  const basePairs: Array<readonly [string, string]> = [
+    [leadingWhitespace(firstSearch), leadingWhitespace(index.lines[first] as string)],
+    ...pairs,
+  ];
+  const replacement = reindent(replace, {
+    pairs: basePairs,
+    modelLines: [...search, ...replace],
+    fileLines: contextLines(index, first, last),
+  }).join("\n");
+  return one(index, index.lineStarts[first] as number, lineEnd(index, last), replacement, "formatting");
+}
+
+const ESCAPE = /\\(?:[nrt"'\\/]|u[0-9a-fA-F]{4})/;
+
+/** Undoes one level of JSON/JS string escaping. */
+export function unescapeOnce(s: string): string {
+  return s.replace(/\\(u[0-9a-fA-F]{4}|[nrt"'\\/])/g, (_m, e: string) => {
+    switch (e) {
+      case "n":
+        return "\n";
+      case "r":
+        return "\r";
+      case "t":
+        return "\t";
+      default:
+        return e.length === 5 ? String.fromCharCode(Number.parseInt(e.slice(1), 16)) : e;
+    }
+  });
+}
+
+function describeLines(lines: number[]): string {
+  const shown = lines.slice(0, 10).join(", ");
+  return lines.length > 10 ? `${shown}, … (${lines.length} in all)` : shown;
+}
+
+/**
+ * Finds the one place `search` refers to, trying each allowed strategy in order. Any stage that finds
+ * more than one place stops the search with EMULTI_MATCH; none at all gives ENO_MATCH with the closest
+ * candidate. Never picks a first match silently.
+ */
+export function locate(
+  doc: TextDocument,
+  search: string,
+  replace: string,
+  options: LocateOptions = {},
+): Match | MatchFailure {
+  const strategies = options.strategies ?? ALL_STRATEGIES;
+  const label = options.label ?? "the search text";
+  const from = options.from ?? 0;
+  if (search.trim() === "") {
+    return {
+      code: "EINVAL_INPUT",
+      message: `${label} is empty or whitespace only; it would match everywhere. Give the exact lines to replace, with a non-blank line of context.`,
+      tried: [],
+    };
+  }
+  const tried: Strategy[] = [];
+  let spanRefusal: { fileLines: number; searchLines: number; line: number } | undefined;
+  const run = (s: string, r: string, allowed: readonly Strategy[]): StageResult => {
+    const index = indexOf(doc);
+    index.raw ??= rawText(doc);
+    const lines = blockLines(s, r);
+    for (const strategy of allowed) {
+      let result: FormattingOutcome;
+      if (strategy === "exact") result = stageExact(doc, index, s, r, from);
+      else if (strategy === "line_endings") result = stageLineEndings(doc, index, s, r, from);
+      else if (strategy === "indentation")
+        result = stageIndentation(index, lines.search, lines.replace, from);
+      else if (strategy === "formatting")
+        result = stageFormatting(doc, index, lines.search, lines.replace, from);
+      else continue;
+      if (!tried.includes(strategy)) tried.push(strategy);
+      if (result.kind === "span") {
+        spanRefusal ??= result;
+        continue;
+      }
+      if (result.kind !== "none") return result;
+    }
+    return { kind: "none" };
+  };
+  const ambiguous = (lines: number[], strategy: Strategy): MatchFailure => ({
+    code: "EMULTI_MATCH",
+    message: `${label} matches ${lines.length} places (starting at lines ${describeLines(lines)}) with the ${strategyLabel(strategy)} strategy; nothing was changed. Include more surrounding lines so it matches exactly one place.`,
+    strategy,
+    lines,
+    tried: [...tried],
+  });
+  const first = run(
+    search,
+    replace,
+    strategies.filter((s) => s !== "unescaped"),
+  );
+  if (first.kind === "one") return first.match;
+  if (first.kind === "many") return ambiguous(first.lines, tried[tried.length - 1] as Strategy);
+  if (strategies.includes("unescaped") && ESCAPE.test(search)) {
+    const s = unescapeOnce(search);
+    if (s !== search && s.trim() !== "") {
+      const before = tried.length;
+      const again = run(
+        s,
+        unescapeOnce(replace),
+        strategies.filter((x) => x !== "unescaped"),
+      );
+      tried.splice(before);
+      if (!tried.includes("unescaped")) tried.push("unescaped");
+      if (again.kind === "one") return { ...again.match, via: again.match.strategy, strategy: "unescaped" };
+      if (again.kind === "many") return ambiguous(again.lines, "unescaped");
+    }
+  }
+  const candidate = closestCandidate(doc, search, from);
+  const triedText = tried.map(strategyLabel).join(", ");
+  let message = `${label} was not found in the file (tried: ${triedText}); nothing was changed.`;
+  if (spanRefusal) {
+    message += ` A formatter-tolerant match at line ${spanRefusal.line} was refused: it spans ${spanRefusal.fileLines} non-blank lines, the search text ${spanRefusal.searchLines}.`;
+  }
+  if (candidate) {
+    message += `\nClosest candidate, lines ${candidate.start_line}-${candidate.end_line}:\n${candidate.text}`;
+    if (candidate.first_difference) message += `\nFirst difference: ${candidate.first_difference}`;
+  } else {
+    message += " No similar lines were found; read the file again before retrying.";
+  }
+  return { code: "ENO_MATCH", message, tried, ...(candidate ? { candidate } : {}) };
+}
+
+/**
+ * Every non-overlapping place `search` occurs with the first strategy (exact, then line endings) that
+ * finds any — for replace_all.
+ */
+export function locateAll(doc: TextDocument, search: string, replace: string): Match[] {
+  const index = indexOf(doc);
+  index.raw ??= rawText(doc);
+  const spans = (needle: string, haystack: string): number[] => {
+    const hits: number[] = [];
+    for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length))
+      hits.push(i);
+    return hits;
+  };
+  const lf = toLf(search);
+  // Matching runs on LF text; it is "exact" only when the bytes were LF to begin with.
+  const strategy: Strategy = lf === search && index.raw === doc.text ? "exact" : "line_endings";
+  return spans(lf, doc.text).map((start) => {
+    const result = one(index, start, start + lf.length, toLf(replace), strategy);
+    return (result as { kind: "one"; match: Match }).match;
+  });
+}
+
+function bigrams(s: string): Map<string, number> {
+  const grams = new Map<string, number>();
+  const t = s.replace(/\s+/g, " ");
+  for (let i = 0; i < t.length - 1; i++) {
+    const g = t.slice(i, i + 2);
+    grams.set(g, (grams.get(g) ?? 0) + 1);
+  }
+  return grams;
+}
+
+function dice(a: Map<string, number>, b: Map<string, number>, sizeA: number, sizeB: number): number {
+  if (sizeA + sizeB === 0) return 0;
+  let shared = 0;
+  for (const [g, n] of a) shared += Math.min(n, b.get(g) ?? 0);
+  return (2 * shared) / (sizeA + sizeB);
+}
+
+const CANDIDATE_MAX_LINES = 40;
+
+/** The window of the file that looks most like the search text, for an actionable ENO_MATCH. */
+export function closestCandidate(doc: TextDocument, search: string, from = 0): Candidate | undefined {
+  const index = indexOf(doc);
+  const lines = toLf(search).replace(/\n$/, "").split("\n");
+  while (lines.length > 0 && isBlank(lines[0] as string)) lines.shift();
+  while (lines.length > 0 && isBlank(lines[lines.length - 1] as string)) lines.pop();
+  if (lines.length === 0) return undefined;
+  const fromLine = lineAt(index, from);
+  const votes = new Map<number, number>();
+  lines.forEach((line, j) => {
+    const t = line.trim();
+    if (t.length < 2) return;
+    for (const i of index.byTrimmed.get(t) ?? []) {
+      const start = i - j;
+      if (start < fromLine) continue;
+      votes.set(start, (votes.get(start) ?? 0) + 1);
+    }
+  });
+  let best: number | undefined;
+  let bestVotes = 0;
+  for (const [start, n] of votes) {
+    if (n > bestVotes || (n === bestVotes && best !== undefined && start < best)) {
+      best = start;
+      bestVotes = n;
+    }
+  }
+  if (best === undefined) {
+    const probeIndex = lines.findIndex((l) => l.trim().length > 0);
+    const probe = (lines[probeIndex] as string).trim();
+    const pg = bigrams(probe);
+    const pSize = Math.max(0, probe.replace(/\s+/g, " ").length - 1);
+    let bestScore = 0.5;
+    for (let i = fromLine; i < index.lines.length; i++) {
+      const t = index.trimmed[i] as string;
+      if (t.length === 0 || t.length > 500) continue;
+      const score = dice(pg, bigrams(t), pSize, Math.max(0, t.replace(/\s+/g, " ").length - 1));
+      if (score > bestScore) {
+        bestScore = score;
+        best = i - probeIndex;
+      }
+    }
+  }
+  if (best === undefined) return undefined;
+  const start = Math.max(0, best);
+  const end = Math.min(index.lines.length, start + Math.min(lines.length, CANDIDATE_MAX_LINES)) - 1;
+  const width = String(end + 1).length;
+  const text = index.lines
+    .slice(start, end + 1)
+    .map((l, i) => `${String(start + i + 1).padStart(width)}: ${l}`)
+    .join("\n");
+  // Report the first difference in content; a whitespace-only difference only when there is no other.
+  let firstDifference: string | undefined;
+  let whitespaceDifference: string | undefined;
+  for (let j = 0; j < lines.length && start + j <= end; j++) {
+    const fileLine = index.lines[start + j] as string;
+    const searchLine = lines[j] as string;
+    if (fileLine === searchLine) continue;
+    if (fileLine.trim() === searchLine.trim()) {
+      whitespaceDifference ??= `line ${start + j + 1} differs only in whitespace: file ${JSON.stringify(fileLine)}, search ${JSON.stringify(searchLine)}`;
+      continue;
+    }
+    firstDifference = `line ${start + j + 1} is ${JSON.stringify(fileLine)}; the search text has ${JSON.stringify(searchLine)}`;
+    break;
+  }
+  firstDifference ??= whitespaceDifference;
+  return {
+    start_line: start + 1,
+    end_line: end + 1,
+    text,
+    ...(firstDifference ? { first_difference: firstDifference } : {}),
+  };
+}
