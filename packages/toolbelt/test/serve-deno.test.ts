@@ -1,0 +1,77 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import fs from "node:fs/promises";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, BUILT, DENO, makeRoot, REPO } from "./serve-fixture.js";
+
+const HAVE_DENO = existsSync(DENO);
+if (!HAVE_DENO)
+  console.warn(`serve-deno tests skipped: no deno at ${DENO} (install the root devDependency "deno")`);
+if (!BUILT)
+  console.warn("serve-deno tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
+
+describe.skipIf(!HAVE_DENO || !BUILT)("the built bin under Deno", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await makeRoot();
+  });
+  afterAll(async () => {
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it("serves MCP: list, call, list_changed after tool_search", async () => {
+    const client = new Client({ name: "deno-test", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: DENO,
+        args: ["run", "-A", BIN, "serve", "--mcp", "--root", root],
+        cwd: REPO,
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("tool_search");
+      expect(names).not.toContain("echo_deferred");
+      const waited = await client.callTool({ name: "slow_wait", arguments: { ms: 1 } });
+      expect(waited.structuredContent).toEqual({ kind: "waited", ms: 1 });
+      const changed = new Promise<void>((resolve) =>
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+      );
+      await client.callTool({ name: "tool_search", arguments: { query: "select:echo_deferred" } });
+      await changed;
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("echo_deferred");
+      const echo = await client.callTool({ name: "echo_deferred", arguments: { text: "deno" } });
+      expect(echo.structuredContent).toEqual({ kind: "echo", text: "deno" });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("runs `run` and `exec`", () => {
+    const run = execFileSync(
+      DENO,
+      ["run", "-A", BIN, "run", "slow_wait", "--root", root, "--input", '{"ms":1}'],
+      { cwd: REPO, encoding: "utf8" },
+    );
+    expect(JSON.parse(run)).toEqual({ kind: "waited", ms: 1 });
+    const exec = spawnSync(DENO, ["run", "-A", BIN, "exec", "--root", root], {
+      cwd: REPO,
+      encoding: "utf8",
+      input: `${JSON.stringify({ id: "1", tool: "slow_wait", input: { ms: 1 } })}\n${JSON.stringify({ id: "2", tool: "nope", input: {} })}\n`,
+    });
+    const lines = exec.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; result: { kind: string; code?: string } });
+    expect(lines.map((l) => [l.id, l.result.kind])).toEqual([
+      ["1", "waited"],
+      ["2", "error"],
+    ]);
+    expect(lines[1]?.result.code).toBe("EUNKNOWN_TOOL");
+    expect(exec.status).toBe(1);
+  });
+});
