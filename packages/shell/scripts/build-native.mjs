@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles the Landlock exec helper (native/sandbox-exec.c) into dist/native/toolbelt-sandbox.
+// Compiles the Landlock exec helper (native/sandbox-exec.c) into bin/toolbelt-sandbox.
 // Never fails the build: without Linux or a C compiler it prints why and the shell family reports
 // the sandbox as unavailable (agent.shell_sandbox "best-effort" runs unsandboxed, "required" refuses).
 import { spawnSync } from "node:child_process";
@@ -9,7 +9,9 @@ import { fileURLToPath } from "node:url";
 
 const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const source = path.join(pkg, "native", "sandbox-exec.c");
-const outDir = path.join(pkg, "dist", "native");
+// Outside dist/ so that tsup's clean step does not delete it under a running session; bin/ is a
+// declared turbo output, so cached builds restore it.
+const outDir = path.join(pkg, "bin");
 const out = path.join(outDir, "toolbelt-sandbox");
 const quiet = process.argv.includes("--quiet");
 

@@ -65,14 +65,19 @@ export class AnsiStripper {
 
 function heldBackFrom(text: string): number {
   const start = Math.max(text.lastIndexOf("\x1b"), text.lastIndexOf("\x9b"));
-  if (start >= 0 && text.length - start <= MAX_PENDING) {
-    const tail = text.slice(start);
-    ESCAPES.lastIndex = 0;
-    const match = ESCAPES.exec(tail);
-    ESCAPES.lastIndex = 0;
-    if (match?.index !== 0) return start;
-  }
+  if (start >= 0 && text.length - start <= MAX_PENDING && !escapeComplete(text.slice(start))) return start;
   // Keep a trailing carriage return with the newline that may follow it.
   if (text.endsWith("\r")) return text.length - 1;
   return text.length;
+}
+
+/** Whether `tail`, which starts with an escape introducer, already holds the whole sequence. */
+function escapeComplete(tail: string): boolean {
+  if (tail.startsWith("\x9b")) return /^\x9b[0-?]*[ -/]*[@-~]/.test(tail);
+  const kind = tail[1];
+  if (kind === undefined) return false;
+  if (kind === "[") return /^\x1b\[[0-?]*[ -/]*[@-~]/.test(tail);
+  if ("]PX^_".includes(kind)) return /^\x1b[\]PX^_][\s\S]*?(?:\x07|\x1b\\|\x9c)/.test(tail);
+  if ("()*+-./".includes(kind)) return tail.length >= 3;
+  return /^\x1b[ -/]*[0-~]/.test(tail);
 }

@@ -52,10 +52,8 @@ function candidates(): string[] {
   // An explicit helper replaces the search (a missing one then means: no sandbox).
   const explicit = process.env.TOOLBELT_SANDBOX_HELPER;
   if (explicit) return [explicit];
-  // From src/ (tests) and from dist/ (the built package) alike.
-  return ["../dist/native/toolbelt-sandbox", "./native/toolbelt-sandbox"].map((rel) =>
-    fileURLToPath(new URL(rel, import.meta.url)),
-  );
+  // The same relative path from src/ (tests) and from dist/ (the built package).
+  return [fileURLToPath(new URL("../bin/toolbelt-sandbox", import.meta.url))];
 }
 
 /** Where the helper is, or undefined. */
@@ -86,11 +84,23 @@ const cache = new Map<string, SandboxProbe>();
 export function probeSandbox(): SandboxProbe {
   const key = process.env.TOOLBELT_SANDBOX_HELPER ?? "";
   let probe = cache.get(key);
+  // A helper removed or rebuilt since the probe (a rebuild in place) is probed again.
+  if (probe && !stillThere(probe.helper)) probe = undefined;
   if (!probe) {
     probe = probeNow();
     cache.set(key, probe);
   }
   return probe;
+}
+
+function stillThere(helper: string | undefined): boolean {
+  if (!helper) return findHelper() === undefined;
+  try {
+    accessSync(helper, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function probeNow(): SandboxProbe {
