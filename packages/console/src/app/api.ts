@@ -1,0 +1,132 @@
+/// <reference lib="dom" />
+// The HTTP API of `toolbelt serve --http`, as the page uses it. Requests carry the bearer token;
+// EventSource cannot send headers, so the stream gets it as `?token=`.
+import type { QuestionAnswer } from "./model.js";
+
+export type SessionInfo = { id: string; root: string };
+
+/** Event types the stream may name in an `event:` field (unnamed messages arrive as `message`). */
+const EVENT_NAMES = [
+  "tool_call",
+  "tool_result",
+  "todos",
+  "generative_ui",
+  "question",
+  "question_answered",
+  "approval_requested",
+  "approval_resolved",
+  "shell_output",
+  "tools_bound",
+  "project_switched",
+  "client_tool_call",
+  "client_tool_result",
+];
+
+/** `#token=…&session=…` in the fragment (kept out of server logs), or the same in the query. */
+export function readLocationParams(location: Location): { token?: string; session?: string } {
+  const fromHash = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const fromQuery = new URLSearchParams(location.search);
+  const token = fromHash.get("token") ?? fromQuery.get("token") ?? undefined;
+  const session = fromHash.get("session") ?? fromQuery.get("session") ?? undefined;
+  return { ...(token ? { token } : {}), ...(session ? { session } : {}) };
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ConsoleApi {
+  constructor(
+    readonly token: string,
+    readonly base: string = new URL(".", location.href).href,
+  ) {}
+
+  #url(path: string): string {
+    return new URL(path, this.base).href;
+  }
+
+  async #request(method: string, path: string, body?: unknown): Promise<unknown> {
+    const response = await fetch(this.#url(path), {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: keep the text for the error message.
+    }
+    if (!response.ok) {
+      // The server answers errors as {error: {code, message}}.
+      const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      const message =
+        typeof error?.message === "string"
+          ? `${typeof error.code === "string" ? `${error.code}: ` : ""}${error.message}`
+          : `${response.status} ${response.statusText}`;
+      throw new ApiError(response.status, message);
+    }
+    return parsed;
+  }
+
+  async sessions(): Promise<SessionInfo[]> {
+    const list = await this.#request("GET", "api/sessions");
+    return Array.isArray(list)
+      ? list
+          .filter((s): s is SessionInfo => typeof s?.id === "string")
+          .map((s) => ({ id: s.id, root: String(s.root ?? "") }))
+      : [];
+  }
+
+  pending(session: string): Promise<unknown> {
+    return this.#request("GET", `api/sessions/${encodeURIComponent(session)}/pending`);
+  }
+
+  answer(session: string, questionId: string, answers: QuestionAnswer[], notes?: string): Promise<unknown> {
+    return this.#request(
+      "POST",
+      `api/sessions/${encodeURIComponent(session)}/questions/${encodeURIComponent(questionId)}`,
+      { answers, ...(notes ? { notes } : {}) },
+    );
+  }
+
+  resolve(session: string, requestId: string, approved: boolean): Promise<unknown> {
+    return this.#request(
+      "POST",
+      `api/sessions/${encodeURIComponent(session)}/approvals/${encodeURIComponent(requestId)}`,
+      { approved },
+    );
+  }
+
+  /** Follows the session's event stream; the returned function closes it. */
+  follow(
+    session: string,
+    onEvent: (event: unknown) => void,
+    onStatus: (status: "open" | "reconnecting" | "closed") => void,
+  ): () => void {
+    const url = new URL(`api/sessions/${encodeURIComponent(session)}/events`, this.base);
+    url.searchParams.set("token", this.token);
+    const source = new EventSource(url.href);
+    const handle = (message: MessageEvent): void => {
+      try {
+        onEvent(JSON.parse(String(message.data)));
+      } catch {
+        // A line that is not JSON (a comment, a keep-alive) carries no event.
+      }
+    };
+    source.addEventListener("message", handle);
+    for (const name of EVENT_NAMES) source.addEventListener(name, handle as EventListener);
+    source.onopen = () => onStatus("open");
+    source.onerror = () => onStatus(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
+    return () => source.close();
+  }
+}
