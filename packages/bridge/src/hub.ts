@@ -205,6 +205,8 @@ export class ClientToolHub {
         deferrable: spec.deferrable ?? true,
         description: spec.description,
         input: compileInput(spec),
+        // The model sees the client's schema exactly as it was sent; the zod form only validates.
+        jsonSchema: { type: "object", ...spec.input_schema },
         execute: (input: unknown, ctx: ToolContext) => this.#dispatch(attachment, spec.name, input, ctx),
       }),
     );

@@ -6,8 +6,44 @@ export type JsonSchema = Record<string, unknown>;
 export function inputJsonSchema(schema: z.ZodType): JsonSchema {
   const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
   delete json.$schema;
-  if (json.type !== "object") return { type: "object", properties: {}, ...json };
-  return json;
+  return objectRoot(json);
+}
+
+/** Providers want an object schema at the root, without a top-level anyOf/oneOf. */
+function objectRoot(json: JsonSchema): JsonSchema {
+  if (json.type === "object" && !json.anyOf && !json.oneOf) return json;
+  const branches = (json.anyOf ?? json.oneOf) as JsonSchema[] | undefined;
+  if (branches?.length && branches.every((b) => b.type === "object"))
+    return mergeObjectBranches(json, branches);
+  return { type: "object", properties: {}, ...json };
+}
+
+/**
+ * A union of objects at the root (`path` or `file`) as one object: every branch's properties, the
+ * fields all branches require, and the alternatives stated in the description. Providers refuse
+ * anyOf at the top level; the session still validates calls against the exact union.
+ */
+function mergeObjectBranches(json: JsonSchema, branches: JsonSchema[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  let required: string[] | undefined;
+  for (const branch of branches) {
+    for (const [key, value] of Object.entries((branch.properties ?? {}) as Record<string, JsonSchema>))
+      properties[key] ??= value;
+    const own = (branch.required ?? []) as string[];
+    required = required ? required.filter((k) => own.includes(k)) : own;
+  }
+  const { anyOf: _a, oneOf: _o, properties: _p, required: _r, ...rest } = json;
+  const alternatives = branches
+    .map((b) => ((b.required ?? []) as string[]).join(" + ") || "(nothing required)")
+    .join(" | ");
+  const note = `(give one of: ${alternatives})`;
+  return {
+    ...rest,
+    type: "object",
+    properties,
+    ...(required?.length ? { required } : {}),
+    description: typeof rest.description === "string" ? `${rest.description} ${note}` : note,
+  };
 }
 
 /**
@@ -19,7 +55,7 @@ export function toolJsonSchema(
   variantInput?: z.ZodType,
 ): JsonSchema {
   if (variantInput) return inputJsonSchema(variantInput);
-  return tool.jsonSchema ?? inputJsonSchema(tool.input);
+  return tool.jsonSchema ? objectRoot(tool.jsonSchema) : inputJsonSchema(tool.input);
 }
 
 export interface BoundToolSchema {
@@ -39,7 +75,8 @@ export interface OpenAIFunctionTool {
   name: string;
   description: string;
   parameters: JsonSchema;
-  strict: true;
+  /** False when strict mode cannot express the schema (a free-form map, an untyped value, a tuple). */
+  strict: boolean;
 }
 
 // Keywords OpenAI's strict mode rejects; their meaning moves into the description instead.
@@ -96,7 +133,13 @@ export function toOpenAIStrictSchema(schema: JsonSchema): JsonSchema {
     if ((OPENAI_UNSUPPORTED as readonly string[]).includes(key)) {
       if (key === "const") {
         out.enum = [value];
-      } else if (key !== "$schema" && key !== "examples" && key !== "propertyNames") {
+      } else if (
+        key !== "$schema" &&
+        key !== "examples" &&
+        key !== "propertyNames" &&
+        // zod's integer bounds are the safe-integer range: no news for the model.
+        !(typeof value === "number" && Math.abs(value) >= Number.MAX_SAFE_INTEGER)
+      ) {
         notes.push(`${key}: ${JSON.stringify(value)}`);
       }
       continue;
@@ -131,13 +174,55 @@ export function toOpenAIStrictSchema(schema: JsonSchema): JsonSchema {
   return out;
 }
 
+const STRICT_UNSUPPORTED = [
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "prefixItems",
+  "patternProperties",
+  "dependentSchemas",
+];
+
+/**
+ * Whether OpenAI strict mode can express a schema without changing what it accepts: every value
+ * typed, no free-form maps (records), no tuples or schema combinators beyond anyOf/oneOf.
+ */
+export function strictExpressible(schema: unknown): boolean {
+  if (typeof schema === "boolean") return false;
+  if (typeof schema !== "object" || schema === null) return false;
+  const s = schema as JsonSchema;
+  if (STRICT_UNSUPPORTED.some((k) => k in s)) return false;
+  const typed = ["type", "anyOf", "oneOf", "enum", "const", "$ref"].some((k) => k in s);
+  if (!typed) return false;
+  const props = (s.properties ?? {}) as Record<string, unknown>;
+  const extra = s.additionalProperties;
+  const openMap =
+    extra === true || (typeof extra === "object" && extra !== null && Object.keys(extra).length > 0);
+  if (("propertyNames" in s || openMap) && Object.keys(props).length === 0) return false;
+  if (!Object.values(props).every(strictExpressible)) return false;
+  if ("items" in s && s.items !== undefined && !strictExpressible(s.items)) return false;
+  for (const key of ["anyOf", "oneOf"]) {
+    const list = s[key];
+    if (Array.isArray(list) && !list.every(strictExpressible)) return false;
+  }
+  return true;
+}
+
+/**
+ * An OpenAI function tool: strict when strict mode can express the schema; otherwise the schema as
+ * it is with `strict: false`, because closing a map or typing an `unknown` would refuse valid input.
+ */
 export function toOpenAITool(tool: BoundToolSchema): OpenAIFunctionTool {
+  const strict = strictExpressible(tool.inputSchema);
+  const { $schema: _s, ...loose } = tool.inputSchema;
   return {
     type: "function",
     name: tool.name,
     description: tool.description,
-    parameters: toOpenAIStrictSchema(tool.inputSchema),
-    strict: true,
+    parameters: strict ? toOpenAIStrictSchema(tool.inputSchema) : loose,
+    strict,
   };
 }
 
