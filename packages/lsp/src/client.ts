@@ -180,6 +180,8 @@ export class LspClient {
       });
     });
     spawnFailed.catch(() => {});
+    // Nothing is written to a process that never started (its stdin is already destroyed).
+    await Promise.race([new Promise<void>((resolve) => child.once("spawn", () => resolve())), spawnFailed]);
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL);
@@ -266,9 +268,9 @@ export class LspClient {
       const result = await Promise.race([init, spawnFailed, timeout]);
       this.#capabilities = result.capabilities ?? {};
       if (result.serverInfo) this.#serverInfo = result.serverInfo;
-      connection.sendNotification("initialized", {});
+      this.#notify("initialized", {});
       if (spec.settings !== undefined)
-        connection.sendNotification("workspace/didChangeConfiguration", { settings: spec.settings });
+        this.#notify("workspace/didChangeConfiguration", { settings: spec.settings });
     } catch (error) {
       await this.shutdown();
       if (ToolbeltError.isInstance(error)) throw error;
@@ -279,6 +281,17 @@ export class LspClient {
       );
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Notifications are fire-and-forget; a dead pipe must not become an unhandled rejection. */
+  #notify(method: string, params?: unknown): void {
+    const connection = this.#connection;
+    if (!connection) return;
+    try {
+      connection.sendNotification(method, params).catch(() => {});
+    } catch {
+      // connection disposed
     }
   }
 
@@ -378,7 +391,7 @@ export class LspClient {
       if (existing.text === text) return existing;
       existing.version += 1;
       existing.text = text;
-      connection.sendNotification("textDocument/didChange", {
+      this.#notify("textDocument/didChange", {
         textDocument: { uri, version: existing.version },
         contentChanges: [{ text }],
       });
@@ -394,7 +407,7 @@ export class LspClient {
       size: stat.size,
     };
     this.#docs.set(uri, doc);
-    connection.sendNotification("textDocument/didOpen", {
+    this.#notify("textDocument/didOpen", {
       textDocument: { uri, languageId: doc.languageId, version: doc.version, text },
     });
     return doc;
@@ -409,7 +422,7 @@ export class LspClient {
         // Deleted since: close it so the server forgets the old text.
         this.#docs.delete(doc.uri);
         this.#published.delete(doc.uri);
-        this.#connection?.sendNotification("textDocument/didClose", { textDocument: { uri: doc.uri } });
+        this.#notify("textDocument/didClose", { textDocument: { uri: doc.uri } });
       }
     }
   }
@@ -417,8 +430,7 @@ export class LspClient {
   /** Tells the server about files changed on disk that are not open. */
   notifyChanged(abs: string[]): void {
     const changes = abs.filter((a) => !this.#docs.has(toUri(a))).map((a) => ({ uri: toUri(a), type: 2 }));
-    if (changes.length && !this.#exited)
-      this.#connection?.sendNotification("workspace/didChangeWatchedFiles", { changes });
+    if (changes.length && !this.#exited) this.#notify("workspace/didChangeWatchedFiles", { changes });
   }
 
   document(abs: string): OpenDocument | undefined {
@@ -567,7 +579,7 @@ export class LspClient {
           connection.sendRequest("shutdown"),
           new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS)),
         ]);
-        connection.sendNotification("exit");
+        this.#notify("exit");
       } catch {
         // going away anyway
       }

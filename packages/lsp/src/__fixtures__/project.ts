@@ -58,6 +58,19 @@ export function broken(): number {
 `,
 };
 
+/** The project plus a file with several kinds of error, for comparing backends. */
+export const MORE_FILES: Record<string, string> = {
+  ...FILES,
+  "src/more.ts": `import { Circle } from "./shapes.js";
+export function unused(a: string, b: number) {
+  const c: boolean = a;
+  if (b = 2) {}
+  return new Circle("x") + undefinedThing;
+}
+export const convert: (x: number) => string = (x: string) => x;
+`,
+};
+
 export function makeProject(files: Record<string, string> = FILES): { root: string; cleanup: () => void } {
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "toolbelt-lsp-")));
   for (const [rel, text] of Object.entries(files)) {
