@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -219,6 +220,40 @@ describe("results, crashes and timeouts (toy server)", () => {
     expect(() => process.kill(pid, 0)).not.toThrow();
     await session.close();
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describe("streamable HTTP servers", () => {
+  it("connects with the configured headers (env-expanded) and calls tools; a refused server is named", async () => {
+    const child = spawn(node, [TOY], { env: { ...process.env, TOY_MODE: "http", TOY_TOKEN: "t0ken" } });
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (c: Buffer) => {
+          const m = /listening (\d+)/.exec(c.toString());
+          if (m?.[1]) resolve(m[1]);
+        });
+        child.on("exit", () => reject(new Error("toy http server exited")));
+      });
+      process.env.TB_MCP_TOY_TOKEN = "t0ken";
+      const url = `http://127.0.0.1:${port}/mcp`;
+      const session = await open(
+        project({
+          web: { type: "http", url, headers: { Authorization: `Bearer $${"{"}TB_MCP_TOY_TOKEN}` } },
+          nokey: { type: "http", url },
+        }),
+        { agent: { tool_search: "off" } },
+      );
+      expect(await session.call("mcp__web__echo", { message: "over http" })).toMatchObject({
+        kind: "mcp_result",
+        content: [{ type: "text", text: "over http" }],
+      });
+      const status = await session.call("mcp_status", {});
+      expect(status.down).toEqual(["nokey"]);
+      expect(JSON.stringify(status.servers)).toMatch(/MCP server \\"nokey\\" failed to start/);
+    } finally {
+      delete process.env.TB_MCP_TOY_TOKEN;
+      child.kill();
+    }
   });
 });
 

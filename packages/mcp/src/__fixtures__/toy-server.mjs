@@ -1,9 +1,13 @@
 // A small real MCP server (stdio, the SDK's Server) for tests: text, images, structured content,
 // isError, a tool that crashes the process, and a tool that adds a tool (notifications/tools/list_changed).
 // TOY_MODE=hang never answers initialize; TOY_MODE=exit dies at once; TOY_PID_FILE records the pid.
+// TOY_MODE=http serves streamable HTTP (stateless) on a free port, printed as "listening <port>", and
+// refuses requests without "Authorization: Bearer $TOY_TOKEN".
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 if (process.env.TOY_PID_FILE) writeFileSync(process.env.TOY_PID_FILE, String(process.pid));
@@ -62,6 +66,7 @@ if (process.env.TOY_MODE === "hang") {
       annotations: { readOnlyHint: true },
     },
   ];
+  const makeServer = () => {
   const server = new Server({ name: "toy", version: "1.2.3" }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -109,5 +114,21 @@ if (process.env.TOY_MODE === "hang") {
         throw new Error(`unknown tool ${request.params.name}`);
     }
   });
-  await server.connect(new StdioServerTransport());
+  return server;
+  };
+  if (process.env.TOY_MODE === "http") {
+    const http = createServer(async (req, res) => {
+      if (req.headers.authorization !== `Bearer ${process.env.TOY_TOKEN}`) {
+        res.writeHead(401).end("unauthorized");
+        return;
+      }
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on("close", () => transport.close());
+      await makeServer().connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    http.listen(0, "127.0.0.1", () => process.stdout.write(`listening ${http.address().port}\n`));
+  } else {
+    await makeServer().connect(new StdioServerTransport());
+  }
 }
