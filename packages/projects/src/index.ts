@@ -14,6 +14,7 @@ export {
   toolbeltHome,
   userSkills,
 } from "./skills.js";
+export { configForSwitch } from "./switch-config.js";
 export {
   listProjectsTool,
   type ProjectListPayload,

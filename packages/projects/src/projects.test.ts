@@ -185,6 +185,41 @@ describe("list_projects", () => {
 });
 
 describe("switch_project", () => {
+  it("rebuilds the config for the new directory: it may narrow tools and set limits, never widen", async () => {
+    const strict = path.join(base, "strict");
+    const broken = path.join(base, "broken");
+    write(
+      path.join(strict, "configs", "app.json"),
+      JSON.stringify({
+        agent: { workspace_mode: "fixed", allowed_tools: ["where_am_i"] },
+        tools: { where_am_i: { enabled: false }, probe: { mode: "allow" }, shell: { mode: "deny" } },
+        limits: { fileReadMaxLines: 7 },
+      }),
+    );
+    write(path.join(broken, "configs", "app.json"), "{ not json");
+    const s = await session({
+      ...CONFIG,
+      tools: { probe: { mode: "ask" } },
+      projects: [
+        { key: "strict", path: strict },
+        { key: "broken", path: broken },
+      ],
+    });
+    const refused = await s.call("switch_project", { key: "broken" });
+    expect(refused).toMatchObject({ kind: "error", code: "EINVAL_CONFIG" });
+    expect(s.root).toBe(repo);
+
+    expect(await s.call("switch_project", { key: "strict" })).toMatchObject({ kind: "project_switched" });
+    expect(toolNames(s)).not.toContain("where_am_i");
+    // The run's own settings stay: still auto workspace mode, so the projects tools stay bound.
+    expect(toolNames(s)).toEqual(expect.arrayContaining(["list_projects", "switch_project"]));
+    expect(s.config.agent.workspace_mode).toBe("auto");
+    expect(s.config.limits.fileReadMaxLines).toBe(7);
+    expect(s.config.tools.probe?.mode).toBe("ask");
+    expect((s.config.tools as Record<string, { mode?: string }>).shell?.mode).toBe("deny");
+    expect(s.config.projects.map((p) => p.key)).toEqual(["strict", "broken"]);
+  });
+
   it("moves the session: the directory changes, instructions are returned, skills accumulate", async () => {
     const s = await session();
     const events: ToolbeltEvent[] = [];

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { listProjects, type Project } from "./catalog.js";
 import { type Instructions, loadInstructions } from "./instructions.js";
 import { projectSkills } from "./skills.js";
+import { configForSwitch } from "./switch-config.js";
 
 type ProjectsState = { origin: string };
 
@@ -91,8 +92,19 @@ export const switchProjectTool = defineTool({
         { key: target.key },
       );
     }
+    let config: ReturnType<typeof configForSwitch>;
+    try {
+      config = configForSwitch(session.config, target.path);
+    } catch (error) {
+      // A broken config in the target is the user's to fix; moving there with the wrong rules is worse.
+      return errorPayload(
+        "EINVAL_CONFIG",
+        `${target.key}: ${(error as Error).message}; fix it or pick another project`,
+        { key: target.key },
+      );
+    }
     const from = session.root;
-    session.switchRoot(target.path, { key: target.key });
+    session.switchRoot(target.path, { key: target.key, config });
     const before = new Set(session.skills.map((s) => s.name));
     const added: Skill[] = projectSkills(session.root);
     session.addSkills(added);
