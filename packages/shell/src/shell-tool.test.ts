@@ -44,8 +44,8 @@ describe("shell", () => {
     const r = await run({ command: "pwd", cwd: "sub" });
     expect(r.stdout.trim()).toBe(path.join(root, "sub"));
     expect(r.cwd).toBe("sub");
-    const escape = await session.call("shell", { command: "pwd", cwd: "../" });
-    expect(escape).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+    const outside = await session.call("shell", { command: "pwd", cwd: "../" });
+    expect(outside).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
     const missing = await session.call("shell", { command: "pwd", cwd: "nope" });
     expect(missing).toMatchObject({ kind: "error", code: "ENOENT" });
   });

@@ -1,0 +1,128 @@
+// End to end through the built bin: `npm run build` first (CI builds before testing).
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../../toolbelt/dist/bin.js", import.meta.url));
+const built = existsSync(BIN);
+if (!built) console.log(`shell e2e tests skipped: ${BIN} is not built (run npm run build)`);
+
+function toolbelt(
+  args: string[],
+  input = "",
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(input);
+  });
+}
+
+function sleepersWith(arg: string): number[] {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, "latin1");
+        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+        return state !== "Z" && readFileSync(`/proc/${p}/cmdline`, "latin1") === `sleep\0${arg}\0`;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+let root: string;
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "tb-shell-e2e-")));
+});
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe.skipIf(!built)("toolbelt run shell", () => {
+  it("is denied without --allow, and the error names the flag", async () => {
+    const r = await toolbelt([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--input",
+      JSON.stringify({ command: "echo hi" }),
+    ]);
+    expect(r.code).toBe(1);
+    const payload = JSON.parse(r.stdout);
+    expect(payload).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(payload.message).toContain("--allow shell");
+  });
+
+  it("runs with --allow shell", async () => {
+    const r = await toolbelt([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--allow",
+      "shell",
+      "--input",
+      JSON.stringify({ command: "echo hi; echo err >&2; exit 4" }),
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ kind: "shell_result", stdout: "hi\nerr\n", exit_code: 4 });
+  });
+
+  it("ends background sessions when an exec session ends", async () => {
+    const lines = [
+      {
+        id: "1",
+        tool: "shell",
+        input: { command: "echo started; exec sleep 3601", run_in_background: true },
+      },
+      {
+        id: "2",
+        tool: "shell_session",
+        input: { operation: "read", shell_id: "sh-1", filter: "started", wait_ms: 5000 },
+      },
+    ];
+    const r = await toolbelt(
+      ["exec", "--root", root, "--allow", "shell"],
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    );
+    const answers = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(answers[0].result).toMatchObject({ kind: "shell_started", shell_id: "sh-1" });
+    expect(answers[1].result).toMatchObject({ kind: "shell_session", status: "running", output: "started" });
+    expect(sleepersWith("3601")).toEqual([]);
+  });
+
+  it("doctor reports the shell's sandbox and pty", async () => {
+    const r = await toolbelt(["doctor", "--root", root, "--format", "json"]);
+    const report = JSON.parse(r.stdout) as Array<{
+      family: string;
+      name: string;
+      status: string;
+      detail: string;
+    }>;
+    const names = report.filter((c) => c.family === "shell").map((c) => c.name);
+    expect(names).toEqual(expect.arrayContaining(["landlock", "sandbox-helper", "pty", "sandbox"]));
+  });
+});
