@@ -52,6 +52,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error)
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+export type ConnectionHooks = {
+  /** After notifications/tools/list_changed, once the new list is in `tools`. */
+  onToolsChanged?: (connection: McpConnection) => void;
+  /** When a server that was ready stops. */
+  onDown?: (connection: McpConnection) => void;
+};
+
 /** One configured MCP server: its process or HTTP endpoint, its state and its tools. */
 export class McpConnection {
   readonly spec: ServerSpec;
@@ -66,11 +73,11 @@ export class McpConnection {
   #stderr = "";
   #closing = false;
   #relistTimer: NodeJS.Timeout | undefined;
-  readonly #onToolsChanged: (connection: McpConnection) => void;
+  readonly #hooks: ConnectionHooks;
 
-  constructor(spec: ServerSpec, onToolsChanged: (connection: McpConnection) => void = () => {}) {
+  constructor(spec: ServerSpec, hooks: ConnectionHooks = {}) {
     this.spec = spec;
-    this.#onToolsChanged = onToolsChanged;
+    this.#hooks = hooks;
   }
 
   get name(): string {
@@ -157,7 +164,7 @@ export class McpConnection {
     if (this.state !== "ready") return;
     try {
       this.tools = await this.#listAll();
-      this.#onToolsChanged(this);
+      this.#hooks.onToolsChanged?.(this);
     } catch {
       // A failed re-list keeps the previous tools; a dead server is reported by onclose.
     }
@@ -168,6 +175,7 @@ export class McpConnection {
     if (this.state === "ready") {
       this.state = "crashed";
       this.error = this.#explain("stopped unexpectedly (its connection closed)");
+      this.#hooks.onDown?.(this);
     }
   }
 

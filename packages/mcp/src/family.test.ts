@@ -153,6 +153,9 @@ describe("results, crashes and timeouts (toy server)", () => {
     expect(status.payload.down).toEqual(["toy"]);
     expect(status.text).toContain("# Down: toy");
     expect(status.text).toMatch(/other: ready, 7 tools/);
+    // The bound mcp_status tells the model which servers are down without a call.
+    const described = session.bind().tools.find((t) => t.name === "mcp_status")?.description;
+    expect(described).toContain("Down now: toy.");
   });
 
   it("bounds the start time and reports servers that hang, exit or cannot be spawned", async () => {
@@ -184,6 +187,9 @@ describe("results, crashes and timeouts (toy server)", () => {
       expect(rows.dies?.error).toMatch(/MCP server "dies" failed to start.*cannot open the database/);
       expect(rows.missing?.error).toMatch(/MCP server "missing" failed to start: .*ENOENT/);
       expect(status.down).toEqual(["hang", "dies", "missing"]);
+      expect(session.bind().tools.find((t) => t.name === "mcp_status")?.description).toContain(
+        "Down now: hang, dies, missing.",
+      );
       expect(session.bind().tools.map((t) => t.name)).toContain("mcp__fine__echo");
     } finally {
       delete process.env.TOOLBELT_MCP_START_TIMEOUT_MS;

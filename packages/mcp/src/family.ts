@@ -1,4 +1,5 @@
 import {
+  type AnyTool,
   asAnyTool,
   type DoctorCheck,
   type DoctorContext,
@@ -97,22 +98,29 @@ export function renderStatus(payload: McpStatusPayload): string {
   );
 }
 
-/** mcp_status: which of the project's MCP servers run, how many tools each gave, and why one is down. */
-export const mcpStatusTool = asAnyTool(
-  defineTool({
-    name: "mcp_status",
-    family: "mcp",
-    access: "read",
-    description:
-      "Show the project's MCP servers (from .mcp.json and config): which are running, their tool counts, and why a server is down.",
-    input: z.object({}),
-    execute(_input, ctx): McpStatusPayload {
-      const servers = mcpServersOf(ctx.session);
-      return { kind: "mcp_status", servers: servers.status(), down: servers.down() };
-    },
-    render: renderStatus,
-  }),
-);
+const STATUS_DESCRIPTION =
+  "Show the project's MCP servers (from .mcp.json and config): which are running, their tool counts, and why a server is down.";
+
+/**
+ * mcp_status: which of the project's MCP servers run, how many tools each gave, and why one is down.
+ * Its description names the servers that are down, so the model learns it without calling it.
+ */
+export function mcpStatusTool(down: string[] = []): AnyTool {
+  return asAnyTool(
+    defineTool({
+      name: "mcp_status",
+      family: "mcp",
+      access: "read",
+      description: down.length ? `${STATUS_DESCRIPTION} Down now: ${down.join(", ")}.` : STATUS_DESCRIPTION,
+      input: z.object({}),
+      execute(_input, ctx): McpStatusPayload {
+        const servers = mcpServersOf(ctx.session);
+        return { kind: "mcp_status", servers: servers.status(), down: servers.down() };
+      },
+      render: renderStatus,
+    }),
+  );
+}
 
 /**
  * Starts every configured server of the session's root concurrently, each within its start timeout,
@@ -126,17 +134,23 @@ export async function startServers(session: Session): Promise<McpServers> {
     servers.skipped = `not started: this toolbelt is ${mcpDepth()} MCP hops deep (TOOLBELT_MCP_DEPTH)`;
     for (const spec of specs)
       servers.problems.push({ name: spec.name, source: spec.source, error: servers.skipped });
+    session.registerTools("mcp", [mcpStatusTool(servers.down())]);
     return servers;
   }
-  session.registerTools("mcp", [mcpStatusTool]);
   session.onClose(() => servers.closeAll());
   const register = (connection: McpConnection) => {
     if (!session.closed) session.registerTools(`mcp:${connection.name}`, sessionToolsOf(connection));
   };
-  const connections = specs.map((spec) => new McpConnection(spec, register));
+  const announceStatus = () => {
+    if (!session.closed) session.registerTools("mcp", [mcpStatusTool(servers.down())]);
+  };
+  const connections = specs.map(
+    (spec) => new McpConnection(spec, { onToolsChanged: register, onDown: announceStatus }),
+  );
   servers.connections.push(...connections);
   await Promise.all(connections.map((c) => c.start()));
   for (const connection of connections) if (connection.state === "ready") register(connection);
+  announceStatus();
   return servers;
 }
 

@@ -1,6 +1,7 @@
 // The public API of @toolbelt/mcp. The SDK client and transports stay internal: callers get session
 // tools, statuses and the family, never an MCP Client.
 export {
+  type ConnectionHooks,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_START_TIMEOUT_MS,
   McpConnection,
