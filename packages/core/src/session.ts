@@ -114,6 +114,19 @@ const DEFAULT_DEFER_SHARE = 0.1;
 
 let sessionCounter = 0;
 
+// bindings() runs on every call; in auto tool-search mode it weighs each deferrable schema, so the
+// serialised size is computed once per tool (or profile input) rather than on every call.
+const schemaSizes = new WeakMap<object, number>();
+function schemaChars(tool: AnyTool, variantInput?: z.ZodType): number {
+  const key: object = variantInput ?? tool;
+  let size = schemaSizes.get(key);
+  if (size === undefined) {
+    size = JSON.stringify(toolJsonSchema(tool, variantInput)).length;
+    schemaSizes.set(key, size);
+  }
+  return size;
+}
+
 export class Session {
   readonly id: string;
   readonly events: EventStream;
@@ -283,7 +296,7 @@ export class Session {
     if (mode === "auto") {
       const chars = candidates
         .filter((c) => c.tool.deferrable)
-        .reduce((n, c) => n + JSON.stringify(toolJsonSchema(c.tool, c.variant?.input)).length, 0);
+        .reduce((n, c) => n + schemaChars(c.tool, c.variant?.input), 0);
       const share = this.#config.agent.tool_search_threshold ?? DEFAULT_DEFER_SHARE;
       const budget = (this.#config.agent.context_window_tokens ?? DEFAULT_CONTEXT_TOKENS) * share;
       defer = chars / 4 > budget;
