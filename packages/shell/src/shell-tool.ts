@@ -105,7 +105,14 @@ function startFailed(status: ExitStatus): ToolbeltError {
   );
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits for `promise` at most `ms`, leaving no timer behind (a pending timer would hold up exit). */
+function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise.then(() => undefined), timeout]).finally(() => clearTimeout(timer));
+}
 
 async function runForeground(
   input: ShellInput,
@@ -154,13 +161,13 @@ async function runForeground(
     if (status.error) throw startFailed(status);
     // Output still in the pipe arrives now; if something the command started keeps the pipe
     // open (or left the group), it is ended: a foreground command leaves nothing behind.
-    await Promise.race([launched.drained, sleep(DRAIN_MS)]);
+    await within(launched.drained, DRAIN_MS);
     if (ending) await ending;
     else if (anythingLeft(target)) {
       leftovers = liveProcesses(target).length;
       await end();
     }
-    await Promise.race([launched.drained, sleep(DRAIN_MS)]);
+    await within(launched.drained, DRAIN_MS);
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
