@@ -156,8 +156,10 @@ export class ClientToolHub {
       );
     }
     const body: AttachRequest = parsed.data;
-    const taken = new Set<string>();
+    // Every name the session knows, under any profile, plus tool_search (bound only when tools are deferred).
+    const taken = new Set<string>(["tool_search"]);
     for (const tool of this.#session.granted()) taken.add(tool.name);
+    for (const binding of this.#session.bindings()) taken.add(binding.name);
     const own = this.#attachments.get(self ?? "");
     for (const s of own?.specs ?? []) taken.delete(s.name);
     // Attachments whose stream has not connected yet hold their names too.

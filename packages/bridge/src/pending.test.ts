@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { checkQuestionResponse, PendingRequests } from "./pending.js";
+
+const prompt = { request_id: "r1", tool: "shell", family: "shell", access: "execute", summary: "shell: ls" };
+const question = {
+  question_id: "q1",
+  questions: [
+    { question: "Which?", options: ["a", "b"] },
+    { question: "Which ones?", options: ["x", "y", "z"], multiple: true },
+  ],
+};
+
+describe("PendingRequests", () => {
+  it("resolves an approval from its answer and lists it until then", async () => {
+    const pending = new PendingRequests();
+    const approval = pending.approve(prompt);
+    expect(pending.list().approvals).toEqual([prompt]);
+    expect(pending.answerApproval("nope", true)).toBe(false);
+    expect(pending.answerApproval("r1", true)).toBe(true);
+    expect(await approval).toBe(true);
+    expect(pending.list().approvals).toEqual([]);
+  });
+
+  it("denies an approval nobody answers in time", async () => {
+    const pending = new PendingRequests({ approvalTimeoutMs: 20 });
+    expect(await pending.approve(prompt)).toBe(false);
+  });
+
+  it("answers a question, and fails it as cancelled when its signal aborts", async () => {
+    const pending = new PendingRequests();
+    const asked = pending.ask(question);
+    expect(pending.list().questions[0]?.question_id).toBe("q1");
+    pending.answerQuestion("q1", { answers: [{ options: [1] }, { text: "both" }] });
+    expect(await asked).toEqual({ answers: [{ options: [1] }, { text: "both" }] });
+    const controller = new AbortController();
+    const cancelled = pending.ask({ ...question, question_id: "q2" }, controller.signal);
+    controller.abort();
+    await expect(cancelled).rejects.toMatchObject({ code: "ECANCELLED" });
+  });
+
+  it("denies and fails everything still waiting when closed", async () => {
+    const pending = new PendingRequests();
+    const approval = pending.approve(prompt);
+    const asked = pending.ask(question);
+    pending.close();
+    expect(await approval).toBe(false);
+    await expect(asked).rejects.toMatchObject({ code: "EUNAVAILABLE" });
+  });
+});
+
+describe("checkQuestionResponse", () => {
+  it("accepts option indices and text, and refuses what does not fit the question", () => {
+    expect(
+      checkQuestionResponse(question, { answers: [{ options: [0] }, { options: [0, 2] }], notes: "n" }),
+    ).toEqual({
+      answers: [{ options: [0] }, { options: [0, 2] }],
+      notes: "n",
+    });
+    expect(checkQuestionResponse(question, { answers: [{ options: [0] }] })).toMatch(/2 questions/);
+    expect(checkQuestionResponse(question, { answers: [{ options: [0, 1] }, {}] })).toMatch(/one option/);
+    expect(checkQuestionResponse(question, { answers: [{ options: [7] }, {}] })).toMatch(/indices/);
+    expect(checkQuestionResponse(question, "yes")).toMatch(/body/);
+  });
+});
