@@ -67,6 +67,7 @@ export {
   inputJsonSchema,
   type JsonSchema,
   type OpenAIFunctionTool,
+  type ToolAnnotations,
   toAnthropicTool,
   toMcpTool,
   toOpenAIStrictSchema,

@@ -62,12 +62,16 @@ export interface BoundToolSchema {
   name: string;
   description: string;
   inputSchema: JsonSchema;
-  annotations?: {
-    readOnlyHint?: boolean;
-    destructiveHint?: boolean;
-    openWorldHint?: boolean;
-    title?: string;
-  };
+  annotations?: ToolAnnotations;
+}
+
+/** MCP-style hints about a tool, as bound. */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  title?: string;
 }
 
 export interface OpenAIFunctionTool {

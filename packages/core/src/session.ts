@@ -674,6 +674,7 @@ function schemaOf(binding: Binding): BoundToolSchema {
     annotations: {
       readOnlyHint: access === "read",
       destructiveHint: access === "write" || access === "execute",
+      ...binding.tool.annotations,
     },
   };
 }

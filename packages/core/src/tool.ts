@@ -5,7 +5,7 @@ import type { ErrorPayload } from "./errors.js";
 import type { EventInput } from "./events.js";
 import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
-import type { JsonSchema } from "./schema-export.js";
+import type { JsonSchema, ToolAnnotations } from "./schema-export.js";
 import type { Session } from "./session.js";
 
 export type Access = "read" | "write" | "execute" | "interact";
@@ -78,6 +78,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kin
    * server's `inputSchema`); `input` still validates calls. Without it the schema is derived from `input`.
    */
   jsonSchema?: JsonSchema;
+  /** Hints reported with the schema over those derived from `access` (an MCP server's own annotations). */
+  annotations?: ToolAnnotations;
   family: string;
   access: Access;
   /** Left out of bind() and found through tool_search when tool search is on. */
@@ -100,6 +102,7 @@ export interface AnyTool {
   description: string;
   input: z.ZodType;
   jsonSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
   family: string;
   access: Access;
   deferrable?: boolean;
