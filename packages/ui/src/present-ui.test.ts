@@ -263,6 +263,24 @@ describe("present_ui", () => {
     expect(over).toMatchObject({ code: "EINVAL_INPUT", path: "surface.children[0].children[198]" });
   });
 
+  it("takes the tree as JSON text too (OpenAI strict schemas close every object)", async () => {
+    const s = await session();
+    const events = uiEvents(s);
+    const tree = { component: "Paragraph", text: "from json" };
+    expect(await s.call("present_ui", { tree_json: JSON.stringify(tree) })).toMatchObject({
+      action: "created",
+    });
+    expect(events[0]?.tree).toEqual(tree);
+    expect(await s.call("present_ui", { tree_json: "{nope" })).toMatchObject({
+      code: "EINVAL_INPUT",
+      field: "tree_json",
+    });
+    expect(await s.call("present_ui", { tree, tree_json: JSON.stringify(tree) })).toMatchObject({
+      code: "EINVAL_INPUT",
+    });
+    expect(await s.call("present_ui", {})).toMatchObject({ code: "EINVAL_INPUT", field: "tree" });
+  });
+
   it("renders plain text for terminals and transcripts", () => {
     expect(renderTreeText(validateTree({ component: "Heading", text: "Hi", level: 1 }))).toBe("Hi\n==");
   });

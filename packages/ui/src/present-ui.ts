@@ -114,14 +114,36 @@ export const presentUi = defineTool({
   input: z.object({
     tree: z
       .looseObject({ component: z.string().describe(COMPONENTS.join(" | ")) })
+      .nullish()
       .describe("the root node: {component, ...fields}"),
-    into: z.string().optional().describe("id of a Card or Stack shown earlier to append this tree into"),
+    tree_json: z
+      .string()
+      .nullish()
+      .describe(
+        "the same tree as JSON text, for callers whose schemas cannot carry open objects; give tree or tree_json",
+      ),
+    into: z.string().nullish().describe("id of a Card or Stack shown earlier to append this tree into"),
   }),
   execute(input, ctx) {
     const state = surfaces(ctx.session);
+    // OpenAI's strict schemas close every object, so a tree may also arrive as JSON text.
+    let raw: unknown = input.tree;
+    if (input.tree_json !== undefined && input.tree_json !== null) {
+      if (raw !== undefined && raw !== null)
+        return errorPayload("EINVAL_INPUT", "give tree or tree_json, not both", { field: "tree_json" });
+      try {
+        raw = JSON.parse(input.tree_json);
+      } catch (error) {
+        return errorPayload("EINVAL_INPUT", `tree_json is not JSON: ${(error as Error).message}`, {
+          field: "tree_json",
+        });
+      }
+    }
+    if (raw === undefined || raw === null)
+      return errorPayload("EINVAL_INPUT", "give the tree to show in tree (or tree_json)", { field: "tree" });
     try {
-      const tree = validateTree(input.tree, "tree");
-      if (input.into !== undefined) {
+      const tree = validateTree(raw, "tree");
+      if (input.into !== undefined && input.into !== null) {
         const owner = state.containers.get(input.into);
         const root = owner === undefined ? undefined : state.roots.get(owner);
         if (owner === undefined || root === undefined) {
