@@ -53,7 +53,7 @@ async function untilExited(s: Session, shellId: string): Promise<ShellSessionVie
 describe("background dev server", () => {
   it("keeps serving across calls and dies when the toolbelt session closes", async () => {
     const s = await openSession(root);
-    const server = `node -e "const http=require('http');const srv=http.createServer((q,r)=>{console.log('hit '+q.url);r.end('hello '+q.url)});srv.listen(0,'127.0.0.1',()=>console.log('listening on '+srv.address().port))"`;
+    const server = `node -e "const http=require('http');const srv=http.createServer((q,r)=>{console.log('hit '+q.url);r.end('hello '+q.url)});srv.listen(0,'127.0.0.1',()=>console.log('listening on '+srv.address().port))//tb-dev-4401"`;
     const started = await start(s, server);
     const ready = await op(s, {
       operation: "read",
@@ -78,7 +78,7 @@ describe("background dev server", () => {
     expect(log.status).toBe("running");
 
     await s.close();
-    expect(processesWithArgs("node", "-e")).not.toContain(started.pid);
+    expect(processesWithArgs("//tb-dev-4401")).toEqual([]);
     await expect(fetch(`http://127.0.0.1:${port}/three`)).rejects.toThrow();
   });
 });
@@ -142,10 +142,10 @@ describe("shell_session", () => {
   it("writes to a background command and reads the reply in the same call", async () => {
     const s = await session();
     const { shell_id } = await start(s, 'while read line; do echo "echo:$line"; done');
-    const reply = await op(s, { operation: "write", shell_id, input: "hello" });
+    const reply = await op(s, { operation: "write", shell_id, input: "hello", wait_ms: 10_000 });
     expect(reply.output).toBe("echo:hello\n");
     await op(s, { operation: "write", shell_id, input: "ab", newline: false, wait_ms: 200 });
-    const joined = await op(s, { operation: "write", shell_id, input: "c" });
+    const joined = await op(s, { operation: "write", shell_id, input: "c", wait_ms: 10_000 });
     expect(joined.output).toBe("echo:abc\n");
   });
 
@@ -177,8 +177,9 @@ describe("shell_session", () => {
     expect(tty).toBe(true);
     const prompt = await op(s, { operation: "read", shell_id, filter: "name\\?", wait_ms: 5000 });
     expect(prompt.output).toContain("name? ");
-    const reply = await op(s, { operation: "write", shell_id, input: "bob" });
-    expect(reply.output).toContain("hi bob");
+    const reply = await op(s, { operation: "write", shell_id, input: "bob", filter: "^hi", wait_ms: 10_000 });
+    expect(reply.output).toBe("hi bob");
+    expect(reply.matched_lines).toBe(1);
   });
 
   it("emits shell_output events for background output", async () => {

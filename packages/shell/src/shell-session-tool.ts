@@ -36,7 +36,7 @@ export const shellSessionInput = z.object({
     .string()
     .optional()
     .describe(
-      "A regex (or /regex/flags): show only matching lines. It narrows what is shown and nothing else: the cursor moves exactly as without it, and unmatched lines stay readable from an earlier cursor.",
+      "A regex (or /regex/flags): show only matching lines (read and write then wait for a matching line). It narrows what is shown and nothing else: the cursor moves exactly as without it, and unmatched lines stay readable from an earlier cursor.",
     ),
   wait_ms: z
     .number()
@@ -160,6 +160,9 @@ export const shellSessionTool = defineTool({
       input.filter === undefined ? undefined : { source: input.filter, re: compileFilter(input.filter) };
     const from = input.cursor ?? shell.readCursor;
     const maxChars = ctx.limits.shellOutputMaxChars;
+    const ready = filter
+      ? (since: number) => linesBetween(shell, since, shell.log.end).some((line) => filter.re.test(line))
+      : undefined;
 
     if (input.operation === "kill") {
       await shell.kill();
@@ -183,13 +186,12 @@ export const shellSessionTool = defineTool({
       const before = shell.log.end;
       // A terminal's Enter is a carriage return; a pipe wants a newline.
       shell.write(input.input + (input.newline ? (shell.tty ? "\r" : "\n") : ""));
-      await shell.waitForOutput(before, input.wait_ms ?? DEFAULT_WRITE_WAIT_MS);
+      // With a filter, the reply is complete when a matching line arrives (a terminal echoes the
+      // input first, which must not count as the reply).
+      await shell.waitForOutput(before, input.wait_ms ?? DEFAULT_WRITE_WAIT_MS, ready);
       return view(shell, "write", from, maxChars, filter);
     }
 
-    const ready = filter
-      ? (since: number) => linesBetween(shell, since, shell.log.end).some((line) => filter.re.test(line))
-      : undefined;
     if (!(shell.log.end > from && (!ready || ready(from)))) {
       await shell.waitForOutput(from, input.wait_ms ?? DEFAULT_READ_WAIT_MS, ready);
     }
