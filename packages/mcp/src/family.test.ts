@@ -65,7 +65,12 @@ describe("the reference filesystem server", () => {
     expect(schema).not.toHaveProperty("$schema");
     const bound = session.bind().tools.find((t) => t.name === "mcp__fs__read_text_file");
     expect(bound?.inputSchema).toEqual(schema);
-    expect(bound?.annotations?.readOnlyHint).toBe(true);
+    expect(bound?.annotations).toEqual({
+      title: "Read Text File",
+      readOnlyHint: true,
+      destructiveHint: false,
+      openWorldHint: false,
+    });
 
     const read = await session.callWithText("mcp__fs__read_text_file", {
       path: path.join(root, "notes.txt"),
@@ -88,6 +93,15 @@ describe("the reference filesystem server", () => {
     });
     expect(denied).toMatchObject({ kind: "error", code: "EDENIED" });
     expect(String(denied.message)).toContain("--allow mcp");
+
+    // The server's own hints are reported: create_directory is not read-only, yet not destructive.
+    await session.call("tool_search", { query: "select:mcp__fs__create_directory" });
+    const mkdir = session.bind().tools.find((t) => t.name === "mcp__fs__create_directory");
+    expect(mkdir?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+    });
 
     const allowed = await open(root, {}, ["mcp"]);
     await allowed.call("tool_search", { query: "select:mcp__fs__write_file" });

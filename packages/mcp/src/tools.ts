@@ -10,6 +10,7 @@ import {
   type JsonSchema,
   type Limits,
   renderText,
+  type ToolAnnotations,
 } from "@toolbelt/core";
 import { z } from "zod";
 import type { McpConnection } from "./connection.js";
@@ -78,6 +79,18 @@ export function boundSchemaOf(tool: Tool): JsonSchema {
  */
 export function accessFor(tool: Tool): Access {
   return tool.annotations?.readOnlyHint === true ? "read" : "execute";
+}
+
+/** The server's hints as bound (title included); keys the server left out stay out. */
+export function annotationsOf(tool: Tool): ToolAnnotations {
+  const a = tool.annotations ?? {};
+  const out: ToolAnnotations = {};
+  const title = a.title ?? tool.title;
+  if (title) out.title = title;
+  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+    if (typeof a[key] === "boolean") out[key] = a[key];
+  }
+  return out;
 }
 
 function describe(server: string, tool: Tool): string {
@@ -212,6 +225,7 @@ export function toSessionTool(
       description: describe(server, tool),
       input: validatorFor(jsonSchema),
       jsonSchema,
+      annotations: annotationsOf(tool),
       async execute(input, ctx): Promise<McpResultPayload | ErrorPayload> {
         const result = await connection.callTool(
           tool.name,
