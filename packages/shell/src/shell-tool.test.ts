@@ -174,6 +174,29 @@ describe("shell", () => {
     );
   });
 
+  it("exports input schemas for providers and rejects bad input with EINVAL_INPUT", async () => {
+    const { toOpenAIStrictSchema } = await import("@toolbelt/core");
+    const tools = session.bind().tools;
+    const shell = tools.find((t) => t.name === "shell");
+    const sessionTool = tools.find((t) => t.name === "shell_session");
+    expect(Object.keys((shell?.inputSchema.properties ?? {}) as object)).toEqual([
+      "command",
+      "cwd",
+      "timeout",
+      "run_in_background",
+      "tty",
+    ]);
+    expect(Object.keys((sessionTool?.inputSchema.properties ?? {}) as object)).toEqual(
+      expect.arrayContaining(["operation", "shell_id", "input", "newline", "cursor", "filter", "wait_ms"]),
+    );
+    expect(() => toOpenAIStrictSchema(shell?.inputSchema ?? {})).not.toThrow();
+    expect(await session.call("shell", { command: "echo a\0b" })).toMatchObject({ code: "EINVAL_INPUT" });
+    expect(await session.call("shell", { command: "" })).toMatchObject({ code: "EINVAL_INPUT" });
+    expect(await session.call("shell", { command: "true", timeout: -1 })).toMatchObject({
+      code: "EINVAL_INPUT",
+    });
+  });
+
   it("is bound as aider_shell_tool in the mewbo profile", async () => {
     const mewbo = await openSession(root, {}, "mewbo");
     try {

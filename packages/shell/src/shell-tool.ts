@@ -28,7 +28,11 @@ export const DEFAULT_TIMEOUT_SECONDS = 115;
 const DRAIN_MS = 250;
 
 export const shellInput = z.object({
-  command: z.string().min(1).describe("The command line, run by bash (or sh where bash is missing)."),
+  command: z
+    .string()
+    .min(1)
+    .refine((c) => !c.includes("\0"), "command must not contain NUL bytes")
+    .describe("The command line, run by bash (or sh where bash is missing)."),
   cwd: z
     .string()
     .optional()
