@@ -314,8 +314,14 @@ export function cardOutcome(card: ToolCard, shells: Record<string, string> = {})
       }
       return { text: String(result.kind), tone: "ok" };
     }
-    default:
+    default: {
+      const todos = pick(card.input, "todos");
+      if (Array.isArray(todos)) {
+        const done = todos.filter((t) => isRecord(t) && t.status === "completed").length;
+        return { text: `${todos.length} todos, ${done} done`, tone: "ok" };
+      }
       return { text: String(result.kind), tone: "ok" };
+    }
   }
 }
 

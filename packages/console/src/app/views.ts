@@ -398,7 +398,11 @@ function ApprovalRecord(props: { approval: Approval }): ComponentChild {
     "div",
     { class: "record approval-record", "data-request-id": approval.id },
     h("span", { class: "record-kind" }, "Approval"),
-    h("span", null, `${approval.tool}: ${approval.summary}`),
+    h(
+      "span",
+      null,
+      approval.summary.startsWith(approval.tool) ? approval.summary : `${approval.tool}: ${approval.summary}`,
+    ),
     approval.resolved
       ? h(
           "span",
