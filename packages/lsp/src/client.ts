@@ -127,8 +127,8 @@ export class LspClient {
 
   get label(): string {
     const info = this.#serverInfo;
-    const version = info ? ` (${info.name}${info.version ? ` ${info.version}` : ""})` : "";
-    return `${this.spec.name}${version}`;
+    const about = info ? `${info.name}${info.version ? ` ${info.version}` : ""}` : this.spec.detail;
+    return about ? `${this.spec.name} (${about})` : this.spec.name;
   }
 
   /** The text last sent to the server for a file (what an edit it returns was computed against). */
@@ -379,7 +379,7 @@ export class LspClient {
    * text with the next version when it changed. Returns the synced document.
    */
   async sync(abs: string): Promise<OpenDocument> {
-    const connection = this.#conn();
+    this.#conn();
     const uri = toUri(abs);
     const stat = await fs.stat(abs);
     const existing = this.#docs.get(uri);
