@@ -305,6 +305,62 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
       .toEqual([expect.stringContaining("approved"), expect.stringContaining("denied")]);
   });
 
+  it("follows a background shell's live output on its card", async () => {
+    const started = call(
+      "shell",
+      { command: "for i in 1 2 3; do echo tick $i; sleep 0.2; done", run_in_background: true },
+      "shell-bg",
+    );
+    await page.locator(".approval").waitFor();
+    await page.locator(".approval").getByRole("button", { name: "Approve" }).click();
+    const { result } = await started;
+    expect(result.kind).toBe("shell_started");
+    expect(await card("shell-bg").locator(".outcome").innerText()).toBe(
+      `running in background (${String(result.shell_id)})`,
+    );
+    await card("shell-bg").locator(".card-summary").click();
+    await expect
+      .poll(() => card("shell-bg").locator(".live-output").innerText(), { timeout: 10_000 })
+      .toContain("tick 3");
+  });
+
+  it("replays a transcript written by toolbelt exec --events", async () => {
+    const exec = spawn(process.execPath, [bin, "exec", "--events", "--root", root], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let transcript = "";
+    exec.stdout.on("data", (chunk: Buffer) => {
+      transcript += chunk.toString();
+    });
+    exec.stdin.end(
+      [
+        { id: "r1", tool: "list_files", input: { pattern: "src" } },
+        { id: "r2", tool: "search_files", input: { query: "TODO" } },
+        { id: "r3", tool: "read_file", input: { path: "nope.ts" } },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join("\n"),
+    );
+    await new Promise((resolve) => exec.on("close", resolve));
+    expect(transcript).toContain('"event"');
+
+    const replay = await browser.context.newPage();
+    await replay.goto(`${server.url}/?token=${encodeURIComponent(TOKEN)}`);
+    await replay.locator(".status-open").waitFor();
+    await replay.locator(".replay-input").setInputFiles({
+      name: "exec.jsonl",
+      mimeType: "application/x-ndjson",
+      buffer: Buffer.from(transcript),
+    });
+    await replay.locator(".status-replay").waitFor();
+    await expect.poll(() => replay.locator(".tool-card").count()).toBe(3);
+    const summary = (id: string) => replay.locator(`.tool-card[data-call-id="${id}"] .outcome`).innerText();
+    expect(await summary("r1")).toBe("1000 files (capped at 1000)");
+    expect(await summary("r2")).toContain("200 matches (capped at 200)");
+    expect(await summary("r3")).toMatch(/^ENOENT: /);
+    await replay.close();
+  });
+
   it.skipIf(!shots)("saves screenshots of the session", async () => {
     if (!shots) return;
     await card("shell-ok").locator(".card-summary").click();
