@@ -1,11 +1,11 @@
 import { defineTool, type ErrorPayload, errorPayload, type ToolContext } from "@toolbelt/core";
 import { z } from "zod";
 import { commitAll, type EditResult, editResult, loadFile, resolveIn, withFileLocks } from "./apply.js";
-import { fromRaw, keepFinalNewline, spliceDocument, toLf } from "./document.js";
+import { fromRaw, keepFinalNewline, spliceDocument, type TextDocument, toLf } from "./document.js";
 import { ALL_STRATEGIES, locate, type Match, type MatchFailure } from "./matcher.js";
 import { renderEdit } from "./render.js";
 
-export function isFailure(value: Match | MatchFailure): value is MatchFailure {
+export function isFailure<T extends object>(value: T | MatchFailure): value is MatchFailure {
   return "code" in value;
 }
 
@@ -51,6 +51,20 @@ const DESCRIPTION =
   "Every stage must find exactly one place: several is EMULTI_MATCH, none is ENO_MATCH with the closest candidate. " +
   "The result says which strategy matched and shows a unified diff. Line endings, BOM, final newline and mode are kept.";
 
+/** edit_file's whole decision, without I/O: where old_text goes and what the file becomes. */
+export function planEdit(
+  doc: TextDocument,
+  oldText: string,
+  newText: string,
+): { after: TextDocument; match: Match } | MatchFailure {
+  const match = locate(doc, oldText, newText, { strategies: ALL_STRATEGIES, label: "old_text" });
+  if (isFailure(match)) return match;
+  return {
+    after: keepFinalNewline(doc, spliceDocument(doc, match.start, match.end, match.replacement)),
+    match,
+  };
+}
+
 export async function editFile(
   ctx: ToolContext,
   args: { path: string; old_text: string; new_text: string },
@@ -76,15 +90,9 @@ export async function editFile(
         path: target.rel,
       });
     }
-    const match = locate(file.doc, args.old_text, args.new_text, {
-      strategies: ALL_STRATEGIES,
-      label: "old_text",
-    });
-    if (isFailure(match)) return failurePayload(match, { path: target.rel });
-    const after = keepFinalNewline(
-      file.doc,
-      spliceDocument(file.doc, match.start, match.end, match.replacement),
-    );
+    const planned = planEdit(file.doc, args.old_text, args.new_text);
+    if (isFailure(planned)) return failurePayload(planned, { path: target.rel });
+    const { after, match } = planned;
     if (after.text === file.doc.text) {
       return errorPayload(
         "EINVAL_INPUT",

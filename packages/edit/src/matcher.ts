@@ -75,8 +75,8 @@ export type LocateOptions = {
 type DocIndex = {
   lines: string[];
   lineStarts: number[];
-  trimmed: string[];
-  byTrimmed: Map<string, number[]>;
+  /** Trimmed lines and where each occurs: built only when a line-based stage needs them. */
+  trimmedLines?: { trimmed: string[]; byTrimmed: Map<string, number[]> };
   normal?: NormalForm;
   raw?: string;
   crOffsets?: number[];
@@ -89,22 +89,29 @@ function indexOf(doc: TextDocument): DocIndex {
   if (index) return index;
   const lines = doc.text.split("\n");
   const lineStarts: number[] = new Array(lines.length);
-  const trimmed: string[] = new Array(lines.length);
-  const byTrimmed = new Map<string, number[]>();
   let offset = 0;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
     lineStarts[i] = offset;
-    offset += line.length + 1;
-    const t = line.trim();
+    offset += (lines[i] as string).length + 1;
+  }
+  index = { lines, lineStarts };
+  indexes.set(doc, index);
+  return index;
+}
+
+function trimmedOf(index: DocIndex): { trimmed: string[]; byTrimmed: Map<string, number[]> } {
+  if (index.trimmedLines) return index.trimmedLines;
+  const trimmed: string[] = new Array(index.lines.length);
+  const byTrimmed = new Map<string, number[]>();
+  for (let i = 0; i < index.lines.length; i++) {
+    const t = (index.lines[i] as string).trim();
     trimmed[i] = t;
     const list = byTrimmed.get(t);
     if (list) list.push(i);
     else byTrimmed.set(t, [i]);
   }
-  index = { lines, lineStarts, trimmed, byTrimmed };
-  indexes.set(doc, index);
-  return index;
+  index.trimmedLines = { trimmed, byTrimmed };
+  return index.trimmedLines;
 }
 
 function lineAt(index: DocIndex, offset: number): number {
@@ -157,7 +164,7 @@ function stageExact(
   replace: string,
   from: number,
 ): StageResult {
-  index.raw ??= rawText(doc);
+  index.raw ??= doc.eols.includes("\r\n") ? rawText(doc) : doc.text;
   const raw = index.raw;
   if (raw === doc.text) {
     const hits = occurrences(doc.text, search, from);
@@ -244,13 +251,13 @@ function stageLineEndings(
 function stageIndentation(index: DocIndex, search: string[], replace: string[], from: number): StageResult {
   const first = search[0];
   if (first === undefined) return { kind: "none" };
-  const starts = index.byTrimmed.get(first.trim()) ?? [];
+  const starts = trimmedOf(index).byTrimmed.get(first.trim()) ?? [];
   const found: Array<{ line: number; pairs: Array<readonly [string, string]> }> = [];
   for (const line of starts) {
     if ((index.lineStarts[line] as number) < from || line + search.length > index.lines.length) continue;
     let same = true;
     for (let j = 1; j < search.length && same; j++) {
-      same = index.trimmed[line + j] === (search[j] as string).trim();
+      same = trimmedOf(index).trimmed[line + j] === (search[j] as string).trim();
     }
     if (!same) continue;
     const pairs: Array<readonly [string, string]> = [];
@@ -326,7 +333,7 @@ function stageFormatting(
     }
     if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
     let fileNonBlank = 0;
-    for (let l = first; l <= last; l++) if (index.trimmed[l] !== "") fileNonBlank++;
+    for (let l = first; l <= last; l++) if (trimmedOf(index).trimmed[l] !== "") fileNonBlank++;
     if (Math.abs(fileNonBlank - searchNonBlank) > spanTolerance(searchNonBlank)) {
       refusedSpan ??= { fileLines: fileNonBlank, line: first + 1 };
       continue;
@@ -403,7 +410,7 @@ export function locate(
   let spanRefusal: { fileLines: number; searchLines: number; line: number } | undefined;
   const run = (s: string, r: string, allowed: readonly Strategy[]): StageResult => {
     const index = indexOf(doc);
-    index.raw ??= rawText(doc);
+    index.raw ??= doc.eols.includes("\r\n") ? rawText(doc) : doc.text;
     const lines = blockLines(s, r);
     for (const strategy of allowed) {
       let result: FormattingOutcome;
@@ -473,7 +480,7 @@ export function locate(
  */
 export function locateAll(doc: TextDocument, search: string, replace: string): Match[] {
   const index = indexOf(doc);
-  index.raw ??= rawText(doc);
+  index.raw ??= doc.eols.includes("\r\n") ? rawText(doc) : doc.text;
   const spans = (needle: string, haystack: string): number[] => {
     const hits: number[] = [];
     for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length))
@@ -489,21 +496,30 @@ export function locateAll(doc: TextDocument, search: string, replace: string): M
   });
 }
 
-function bigrams(s: string): Map<string, number> {
-  const grams = new Map<string, number>();
+/** Character pairs of a string, as numbers (whitespace runs count as one space). */
+function bigramSet(s: string): Set<number> {
   const t = s.replace(/\s+/g, " ");
-  for (let i = 0; i < t.length - 1; i++) {
-    const g = t.slice(i, i + 2);
-    grams.set(g, (grams.get(g) ?? 0) + 1);
-  }
+  const grams = new Set<number>();
+  for (let i = 0; i < t.length - 1; i++) grams.add(t.charCodeAt(i) * 65536 + t.charCodeAt(i + 1));
   return grams;
 }
 
-function dice(a: Map<string, number>, b: Map<string, number>, sizeA: number, sizeB: number): number {
-  if (sizeA + sizeB === 0) return 0;
+/** Share of `line`'s character pairs that occur in the probe: a cheap likeness for a hint, never for matching. */
+function likeness(probe: Set<number>, probeLength: number, line: string): number {
   let shared = 0;
-  for (const [g, n] of a) shared += Math.min(n, b.get(g) ?? 0);
-  return (2 * shared) / (sizeA + sizeB);
+  let total = 0;
+  let previous = -1;
+  for (let i = 0; i < line.length; i++) {
+    let code = line.charCodeAt(i);
+    if (code === 9) code = 32;
+    if (code === 32 && previous === 32) continue;
+    if (previous >= 0) {
+      total++;
+      if (probe.has(previous * 65536 + code)) shared++;
+    }
+    previous = code;
+  }
+  return (2 * shared) / Math.max(1, total + probeLength - 1);
 }
 
 const CANDIDATE_MAX_LINES = 40;
@@ -520,7 +536,7 @@ export function closestCandidate(doc: TextDocument, search: string, from = 0): C
   lines.forEach((line, j) => {
     const t = line.trim();
     if (t.length < 2) return;
-    for (const i of index.byTrimmed.get(t) ?? []) {
+    for (const i of trimmedOf(index).byTrimmed.get(t) ?? []) {
       const start = i - j;
       if (start < fromLine) continue;
       votes.set(start, (votes.get(start) ?? 0) + 1);
@@ -537,13 +553,13 @@ export function closestCandidate(doc: TextDocument, search: string, from = 0): C
   if (best === undefined) {
     const probeIndex = lines.findIndex((l) => l.trim().length > 0);
     const probe = (lines[probeIndex] as string).trim();
-    const pg = bigrams(probe);
-    const pSize = Math.max(0, probe.replace(/\s+/g, " ").length - 1);
+    const grams = bigramSet(probe);
     let bestScore = 0.5;
     for (let i = fromLine; i < index.lines.length; i++) {
-      const t = index.trimmed[i] as string;
-      if (t.length === 0 || t.length > 500) continue;
-      const score = dice(pg, bigrams(t), pSize, Math.max(0, t.replace(/\s+/g, " ").length - 1));
+      const t = trimmedOf(index).trimmed[i] as string;
+      // Lines of very different length cannot be the likeliest candidate; skip them cheaply.
+      if (t.length === 0 || t.length > probe.length * 2 + 8 || t.length * 2 + 8 < probe.length) continue;
+      const score = likeness(grams, probe.length, t);
       if (score > bestScore) {
         bestScore = score;
         best = i - probeIndex;

@@ -12,12 +12,25 @@ export type NormalForm = {
   lineStarts: Array<{ normIndex: number; line: number; indent: string }>;
 };
 
-const WORD = /[\p{L}\p{N}_$@#]/u;
-const OPERATOR = /[+\-*/%<>=&|!^~?:.]/;
+const OPERATORS = new Set([..."+-*/%<>=&|!^~?:."].map((c) => c.charCodeAt(0)));
 
-function needsSpace(before: string, after: string): boolean {
-  if (WORD.test(before) && WORD.test(after)) return true;
-  return OPERATOR.test(before) && OPERATOR.test(after);
+/** Letters, digits, `_ $ @ #`, and anything beyond ASCII (identifiers in other scripts). */
+function isWord(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 95 ||
+    code === 36 ||
+    code === 64 ||
+    code === 35 ||
+    code > 127
+  );
+}
+
+function needsSpace(before: number, after: number): boolean {
+  if (isWord(before) && isWord(after)) return true;
+  return OPERATORS.has(before) && OPERATORS.has(after);
 }
 
 function isSpace(code: number): boolean {
@@ -26,23 +39,27 @@ function isSpace(code: number): boolean {
   );
 }
 
+const utf16 = new TextDecoder("utf-16le");
+
 export function normalForm(source: string): NormalForm {
-  const out: string[] = [];
-  const map: number[] = [];
+  // Typed buffers: this runs over whole files (10,000 lines in well under 100 ms).
+  const codes = new Uint16Array(source.length);
+  const map = new Int32Array(source.length);
+  let n = 0;
   const lineStarts: NormalForm["lineStarts"] = [];
-  let quote = "";
+  let quote = 0;
   let escaped = false;
   let pendingSpace = false;
   let atLineStart = true;
+  let previousCode = -1;
   let line = 0;
   let lineOffset = 0;
   for (let i = 0; i < source.length; i++) {
-    const ch = source[i] as string;
     const code = source.charCodeAt(i);
-    if (ch === "\n") {
+    if (code === 10) {
       // A string that did not close on its line is treated as closed: the normal form must not let
       // one stray apostrophe in a comment decide how the rest of the file is read.
-      quote = "";
+      quote = 0;
       escaped = false;
       pendingSpace = true;
       atLineStart = true;
@@ -51,30 +68,32 @@ export function normalForm(source: string): NormalForm {
       continue;
     }
     if (quote) {
-      out.push(ch);
-      map.push(i);
+      codes[n] = code;
+      map[n++] = i;
+      previousCode = code;
       if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === quote) quote = "";
+      else if (code === 92) escaped = true;
+      else if (code === quote) quote = 0;
       continue;
     }
     if (isSpace(code)) {
       pendingSpace = true;
       continue;
     }
-    const previous = out[out.length - 1];
-    if (pendingSpace && previous !== undefined && needsSpace(previous, ch)) {
-      out.push(" ");
-      map.push(i);
+    if (pendingSpace && previousCode >= 0 && needsSpace(previousCode, code)) {
+      codes[n] = 32;
+      map[n++] = i;
     }
     pendingSpace = false;
     if (atLineStart) {
-      lineStarts.push({ normIndex: out.length, line, indent: source.slice(lineOffset, i) });
+      lineStarts.push({ normIndex: n, line, indent: source.slice(lineOffset, i) });
       atLineStart = false;
     }
-    out.push(ch);
-    map.push(i);
-    if (ch === '"' || ch === "'" || ch === "`") quote = ch;
+    codes[n] = code;
+    map[n++] = i;
+    previousCode = code;
+    if (code === 34 || code === 39 || code === 96) quote = code;
   }
-  return { norm: out.join(""), map: Int32Array.from(map), lineStarts };
+  const norm = utf16.decode(new Uint8Array(codes.buffer, 0, n * 2));
+  return { norm, map: map.subarray(0, n), lineStarts };
 }
