@@ -343,3 +343,14 @@ describe("writes and forks", () => {
     expect((await s.call("echo", { text: "x" })).code).toBe("EUNAVAILABLE");
   });
 });
+
+describe("inputs from strict provider schemas", () => {
+  it("treats null in an optional field as not given (OpenAI strict sends null)", async () => {
+    const s = await session();
+    expect(await s.call("echo", { text: "x", times: null, nested: null })).toEqual({
+      kind: "echo",
+      text: "x",
+    });
+    expect((await s.call("echo", { text: null })).code).toBe("EINVAL_INPUT");
+  });
+});

@@ -646,9 +646,33 @@ function isParsedConfig(value: unknown): value is ToolbeltConfig {
   );
 }
 
+/** Object properties set to null, removed (deeply): what OpenAI strict mode sends for an unused optional field. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    // defineProperty, not assignment: a key named __proto__ must stay data, never become the prototype.
+    if (v !== null)
+      Object.defineProperty(out, key, {
+        value: withoutNulls(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return out;
+}
+
 function validate(schema: z.ZodType, input: unknown): unknown {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
+  // Strict provider schemas make optional fields nullable; null there means "not given". Only when the
+  // input as sent fails do we retry without the nulls, so a schema that accepts null keeps them.
+  if (typeof input === "object" && input !== null) {
+    const retry = schema.safeParse(withoutNulls(input));
+    if (retry.success) return retry.data;
+  }
   const issues = result.error.issues.map((issue) => ({
     path: issue.path.map(String).join(".") || "(input)",
     message: issue.message,
