@@ -149,13 +149,16 @@ export class BackgroundShell {
 
   /**
    * Waits until output past `from` satisfies `ready` (by default: any output) or the process
-   * exits, then until the output has been quiet for a moment, all within `waitMs`.
+   * exits, then until the output has been quiet for a moment, all within `waitMs`. Returns at once
+   * when `windowChars` of output past `from` are there (a reply cannot hold more).
    */
   async waitForOutput(
     from: number,
     waitMs: number,
-    ready: (from: number) => boolean = () => true,
+    options: { ready?: (from: number) => boolean; windowChars?: number } = {},
   ): Promise<void> {
+    const { ready = () => true, windowChars = Number.POSITIVE_INFINITY } = options;
+    const full = () => this.log.end - Math.max(from, this.log.start) >= windowChars;
     const deadline = Date.now() + waitMs;
     while (this.status === "running" && !(this.log.end > from && ready(from))) {
       const left = deadline - Date.now();
@@ -165,7 +168,7 @@ export class BackgroundShell {
     // Let the rest of a burst arrive: stop after SETTLE_MS without output, or at the deadline.
     for (;;) {
       const left = Math.min(SETTLE_MS, deadline - Date.now());
-      if (left <= 0) return;
+      if (left <= 0 || full()) return;
       const before = this.log.end;
       await this.#next(left);
       if (this.log.end === before) return;

@@ -139,6 +139,36 @@ describe("shell_session", () => {
     expect(last.missed_characters).toBeUndefined();
   });
 
+  it("keeps memory bounded while a background command floods its output", async () => {
+    const s = await session();
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }, 20);
+    try {
+      const { shell_id } = await start(s, "head -c 100000000 /dev/zero | tr '\\0' y; echo; echo END");
+      const end = await untilExited(s, shell_id);
+      expect(end.exit_code).toBe(0);
+      const tail = await op(s, {
+        operation: "read",
+        shell_id,
+        cursor: 100_000_000,
+        filter: "^END$",
+        wait_ms: 0,
+      });
+      expect(tail.output).toBe("END");
+      expect(tail.cursor).toBe(100_000_005);
+      const fromStart = await op(s, { operation: "read", shell_id, cursor: 0, wait_ms: 0 });
+      expect(fromStart.missed_characters).toBe(100_000_005 - 1024 * 1024);
+    } finally {
+      clearInterval(sampler);
+    }
+    const grownMb = (peak - before) / 1024 / 1024;
+    console.log(`100 MB background flood: peak RSS growth ${grownMb.toFixed(1)} MB`);
+    expect(grownMb).toBeLessThan(150);
+  });
+
   it("writes to a background command and reads the reply in the same call", async () => {
     const s = await session();
     const { shell_id } = await start(s, 'while read line; do echo "echo:$line"; done');

@@ -77,6 +77,26 @@ function linesBetween(shell: BackgroundShell, from: number, to: number): string[
   return lines;
 }
 
+/**
+ * A readiness check for waits with a filter: is there a line matching `re` in the reply window
+ * (`maxChars` from where the read starts), or is that window full so the read must deliver it
+ * anyway? Each call scans only what arrived since the previous one (plus the line in progress),
+ * so a flood during a long wait costs linear time.
+ */
+function lineMatcher(shell: BackgroundShell, re: RegExp, maxChars: number): (since: number) => boolean {
+  let scanned: number | undefined;
+  return (since) => {
+    const begin = Math.max(since, shell.log.start);
+    const windowEnd = Math.min(shell.log.end, begin + maxChars);
+    if (shell.log.end - begin >= maxChars) return true;
+    const found = linesBetween(shell, Math.max(scanned ?? begin, begin), windowEnd).some((line) =>
+      re.test(line),
+    );
+    scanned = windowEnd;
+    return found;
+  };
+}
+
 function view(
   shell: BackgroundShell,
   operation: ShellSessionView["operation"],
@@ -160,13 +180,11 @@ export const shellSessionTool = defineTool({
       input.filter === undefined ? undefined : { source: input.filter, re: compileFilter(input.filter) };
     const from = input.cursor ?? shell.readCursor;
     const maxChars = ctx.limits.shellOutputMaxChars;
-    const ready = filter
-      ? (since: number) => linesBetween(shell, since, shell.log.end).some((line) => filter.re.test(line))
-      : undefined;
+    const ready = filter ? lineMatcher(shell, filter.re, maxChars) : undefined;
 
     if (input.operation === "kill") {
       await shell.kill();
-      await shell.waitForOutput(shell.log.end, KILL_DRAIN_MS, () => false);
+      await shell.waitForOutput(shell.log.end, KILL_DRAIN_MS, { ready: () => false });
       return view(shell, "kill", from, maxChars, filter);
     }
 
@@ -188,12 +206,18 @@ export const shellSessionTool = defineTool({
       shell.write(input.input + (input.newline ? (shell.tty ? "\r" : "\n") : ""));
       // With a filter, the reply is complete when a matching line arrives (a terminal echoes the
       // input first, which must not count as the reply).
-      await shell.waitForOutput(before, input.wait_ms ?? DEFAULT_WRITE_WAIT_MS, ready);
+      await shell.waitForOutput(before, input.wait_ms ?? DEFAULT_WRITE_WAIT_MS, {
+        ...(ready ? { ready } : {}),
+        windowChars: maxChars,
+      });
       return view(shell, "write", from, maxChars, filter);
     }
 
     if (!(shell.log.end > from && (!ready || ready(from)))) {
-      await shell.waitForOutput(from, input.wait_ms ?? DEFAULT_READ_WAIT_MS, ready);
+      await shell.waitForOutput(from, input.wait_ms ?? DEFAULT_READ_WAIT_MS, {
+        ...(ready ? { ready } : {}),
+        windowChars: maxChars,
+      });
     }
     return view(shell, "read", from, maxChars, filter);
   },
