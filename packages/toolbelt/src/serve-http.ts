@@ -66,6 +66,7 @@ export type HttpServer = {
 /** The capabilities an HTTP session's client has: its console answers questions and draws UI. */
 const HTTP_CAPABILITIES = ["ask_user", "generative_ui"];
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_SESSIONS = 64;
 
 type Hosted = {
   session: Session;
@@ -191,6 +192,12 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         const body = (await readJson(req)) as { root?: unknown } | undefined;
         const wanted = body?.root === undefined ? root : body.root;
         if (typeof wanted !== "string") throw new HttpError(400, "EINVAL_INPUT", "root must be a string");
+        if (sessions.size >= MAX_SESSIONS)
+          throw new HttpError(
+            409,
+            "ESESSION_CAP",
+            `this server holds ${MAX_SESSIONS} sessions: close one first`,
+          );
         const hosted = await open(insideRoot(root, wanted));
         return sendJson(res, 201, describe(hosted));
       }
