@@ -1,5 +1,4 @@
-import type { Dirent } from "node:fs";
-import { promises as fs } from "node:fs";
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
@@ -43,10 +42,10 @@ function verdictOf(matcher: Ignore, rel: string, isDir: boolean): Verdict {
   return undefined;
 }
 
-async function readRules(file: string): Promise<Ignore | undefined> {
+function readRules(file: string): Ignore | undefined {
   let text: string;
   try {
-    text = await fs.readFile(file, "utf8");
+    text = readFileSync(file, "utf8");
   } catch {
     return undefined;
   }
@@ -54,20 +53,22 @@ async function readRules(file: string): Promise<Ignore | undefined> {
   return ignore({ ignorecase: false }).add(text);
 }
 
-async function levelFor(dir: string, names: ReadonlySet<string> | undefined, parent?: IgnoreLevel) {
+function levelFor(
+  dir: string,
+  names: ReadonlySet<string> | undefined,
+  parent?: IgnoreLevel,
+): IgnoreLevel | undefined {
   const has = (name: string) => names === undefined || names.has(name);
-  const [rg, dot, git, exclude] = await Promise.all([
-    has(".rgignore") ? readRules(path.join(dir, ".rgignore")) : undefined,
-    has(".ignore") ? readRules(path.join(dir, ".ignore")) : undefined,
-    has(".gitignore") ? readRules(path.join(dir, ".gitignore")) : undefined,
-    has(".git") ? readRules(path.join(dir, ".git", "info", "exclude")) : undefined,
-  ]);
+  const rg = has(".rgignore") ? readRules(path.join(dir, ".rgignore")) : undefined;
+  const dot = has(".ignore") ? readRules(path.join(dir, ".ignore")) : undefined;
+  const git = has(".gitignore") ? readRules(path.join(dir, ".gitignore")) : undefined;
+  const exclude = has(".git") ? readRules(path.join(dir, ".git", "info", "exclude")) : undefined;
   if (!rg && !dot && !git && !exclude) return parent;
-  return { dir, rg, dot, git, exclude, parent } satisfies IgnoreLevel;
+  return { dir, rg, dot, git, exclude, parent };
 }
 
 /** Ignore levels for every ancestor of `dir` (from `/`), `dir` included. */
-export async function ancestorLevels(dir: string): Promise<IgnoreLevel | undefined> {
+export function ancestorLevels(dir: string): IgnoreLevel | undefined {
   const chain: string[] = [];
   let cursor = dir;
   while (true) {
@@ -77,12 +78,14 @@ export async function ancestorLevels(dir: string): Promise<IgnoreLevel | undefin
     cursor = up;
   }
   let level: IgnoreLevel | undefined;
-  for (const d of chain) level = await levelFor(d, undefined, level);
+  for (const d of chain) level = levelFor(d, undefined, level);
   return level;
 }
 
+/** `abs` relative to `dir`, with `/` separators; `abs` is always inside `dir` here. */
 function relFrom(dir: string, abs: string): string {
-  const rel = path.relative(dir, abs);
+  const prefix = dir.endsWith(path.sep) ? dir.length : dir.length + 1;
+  const rel = abs.startsWith(dir) ? abs.slice(prefix) : path.relative(dir, abs);
   return path.sep === "/" ? rel : rel.split(path.sep).join("/");
 }
 
@@ -137,76 +140,67 @@ export type WalkOptions = {
   root: string;
   override?: Override;
   signal?: AbortSignal;
-  /** Directories read at once. */
-  concurrency?: number;
 };
 
 export type WalkedFile = { abs: string; rel: string };
 
+/** How long a walk runs synchronously before it yields to the event loop. */
+const SLICE_MS = 8;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * Walks files under `start` with the semantics above, calling `onFile` for each regular file.
- * `onFile` returning false stops the walk. Directory reads run with bounded concurrency.
+ * Walks files under `start` with the semantics above, calling `onFile` for each regular file;
+ * `onFile` returning false stops the walk. The walk (and whatever `onFile` does) runs in short
+ * synchronous slices: on page-cached trees a promise round trip through the thread pool per
+ * directory or file costs more than the system call itself, and yielding keeps the process
+ * responsive and the abort signal honoured.
  */
 export async function walkFiles(options: WalkOptions, onFile: (file: WalkedFile) => boolean): Promise<void> {
   const { root, override, signal } = options;
-  const limit = options.concurrency ?? 8;
-  const startLevel = await ancestorLevels(options.start);
-  let stopped = false;
-  const pending: Array<{ dir: string; level: IgnoreLevel | undefined }> = [
-    { dir: options.start, level: startLevel },
+  const dirs: Array<{ dir: string; level: IgnoreLevel | undefined }> = [
+    { dir: options.start, level: ancestorLevels(options.start) },
   ];
-  let active = 0;
-  await new Promise<void>((resolve, reject) => {
-    const pump = () => {
-      if (signal?.aborted) stopped = true;
-      while (!stopped && active < limit && pending.length > 0) {
-        const job = pending.pop() as { dir: string; level: IgnoreLevel | undefined };
-        active += 1;
-        visit(job.dir, job.level).then(
-          () => {
-            active -= 1;
-            pump();
-          },
-          (error: unknown) => {
-            stopped = true;
-            reject(error);
-          },
-        );
+  let sliceEnd = performance.now() + SLICE_MS;
+  while (dirs.length > 0) {
+    if (performance.now() > sliceEnd) {
+      await yieldToLoop();
+      sliceEnd = performance.now() + SLICE_MS;
+    }
+    signal?.throwIfAborted();
+    const { dir, level: inherited } = dirs.pop() as { dir: string; level: IgnoreLevel | undefined };
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      // Unreadable directories are skipped, as ripgrep does (it reports them on stderr).
+      continue;
+    }
+    let level = inherited;
+    if (dir !== options.start) {
+      const names = new Set<string>();
+      for (const e of entries) if (IGNORE_FILES.has(e.name)) names.add(e.name);
+      if (names.size > 0) level = levelFor(dir, names, inherited);
+    }
+    const subdirs: string[] = [];
+    for (const entry of entries) {
+      if (entry.name === ".git") continue;
+      const isDir = entry.isDirectory();
+      if (!isDir && !entry.isFile()) continue;
+      const abs = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
+      const rel = relFrom(root, abs);
+      const verdict = override?.test(rel, isDir);
+      if (verdict === "ignore") continue;
+      if (verdict === undefined) {
+        if (override?.whitelist && !isDir) continue;
+        if (isIgnored(level, abs, isDir)) continue;
       }
-      if (active === 0 && (stopped || pending.length === 0)) resolve();
-    };
-    const visit = async (dir: string, inherited: IgnoreLevel | undefined) => {
-      let entries: Dirent[];
-      try {
-        entries = await fs.readdir(dir, { withFileTypes: true });
-      } catch {
-        // Unreadable directories are skipped, as ripgrep does (it reports them on stderr).
-        return;
-      }
-      const names = new Set(entries.map((e) => e.name));
-      const level =
-        dir === options.start
-          ? inherited
-          : names.has(".gitignore") || names.has(".ignore") || names.has(".rgignore") || names.has(".git")
-            ? await levelFor(dir, names, inherited)
-            : inherited;
-      for (const entry of entries) {
-        if (stopped) return;
-        if (entry.name === ".git") continue;
-        const isDir = entry.isDirectory();
-        if (!isDir && !entry.isFile()) continue;
-        const abs = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
-        const rel = relFrom(root, abs);
-        const verdict = override?.test(rel, isDir);
-        if (verdict === "ignore") continue;
-        if (verdict === undefined) {
-          if (override?.whitelist && !isDir) continue;
-          if (isIgnored(level, abs, isDir)) continue;
-        }
-        if (isDir) pending.push({ dir: abs, level });
-        else if (onFile({ abs, rel }) === false) stopped = true;
-      }
-    };
-    pump();
-  });
+      if (isDir) subdirs.push(abs);
+      else if (onFile({ abs, rel }) === false) return;
+    }
+    // Reversed so the stack pops them in directory order.
+    for (let i = subdirs.length - 1; i >= 0; i--) dirs.push({ dir: subdirs[i] as string, level });
+  }
 }
+
+const IGNORE_FILES = new Set([".gitignore", ".ignore", ".rgignore", ".git"]);

@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { sniffBom } from "../text-decode.js";
 import { makeOverride, walkFiles } from "../walk.js";
 import type { CompiledQuery } from "./regex.js";
@@ -15,8 +15,6 @@ export type JsSearch = {
   include?: string;
   maxMatches: number;
   signal?: AbortSignal;
-  /** Files read at once. */
-  concurrency?: number;
 };
 
 const LONE_CR_OR_SEPARATOR = /\r(?!\n)|[\u2028\u2029]/;
@@ -100,45 +98,70 @@ export function searchBuffer(buf: Buffer, query: CompiledQuery): LineMatch[] | u
   return scanText(buf.toString("utf8", bom.length), query);
 }
 
-/** The JS engine: the shared walker, files read with bounded concurrency, results like ripgrep's. */
+/** Bytes read first: a NUL in them marks a binary file, whose rest is never read. */
+const HEAD_BYTES = 64 * 1024;
+
+/**
+ * Reads a file, except that a binary one (a NUL byte in its first 64 KiB, ripgrep's tell too) is
+ * given up after that first read: installed trees hold executables of 100 MB and more.
+ * Synchronous on purpose: per-file promise round trips through the thread pool cost more than
+ * the reads themselves on page-cached trees; the caller yields between short slices instead.
+ */
+function readUnlessBinary(abs: string): Buffer | undefined {
+  const fd = openSync(abs, "r");
+  try {
+    // Read until EOF into one scratch buffer reused across files (allocating per file made the
+    // walk GC-bound); no fstat, the reads tell the size.
+    let filled = readSync(fd, scratch, 0, Math.min(HEAD_BYTES, scratch.length), 0);
+    if (filled === 0) return scratch.subarray(0, 0);
+    const bom = sniffBom(scratch.subarray(0, filled));
+    const utf16 = bom.encoding === "utf-16le" || bom.encoding === "utf-16be";
+    if (!utf16 && scratch.subarray(0, filled).indexOf(0) !== -1) return undefined;
+    while (true) {
+      if (filled === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2);
+        scratch.copy(bigger, 0, 0, filled);
+        scratch = bigger;
+      }
+      const read = readSync(fd, scratch, filled, scratch.length - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    const view = scratch.subarray(0, filled);
+    // Give a huge buffer back to the GC rather than holding it for the life of the process.
+    if (scratch.length > SCRATCH_KEEP) scratch = Buffer.allocUnsafe(SCRATCH_KEEP);
+    return view;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const SCRATCH_KEEP = 4 * 1024 * 1024;
+let scratch = Buffer.allocUnsafe(1024 * 1024);
+
+/** The JS engine: the shared walker, each file read and searched as the walk reaches it. */
 export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
   const bound = collectionBound(search.maxMatches);
   const files: FileMatches[] = [];
   let total = 0;
-  let stoppedEarly = false;
-  const searchFile = async (abs: string, rel: string) => {
-    if (stoppedEarly) return;
-    let buf: Buffer;
+  const searchFile = (abs: string, rel: string): boolean => {
+    let buf: Buffer | undefined;
     try {
-      buf = await fs.readFile(abs);
+      buf = readUnlessBinary(abs);
     } catch {
-      return;
+      return true;
     }
+    if (!buf) return true;
     const matches = searchBuffer(buf, search.query);
-    if (!matches?.length || stoppedEarly) return;
+    if (!matches?.length) return true;
     files.push({ path: rel, matches });
     total += matches.length;
-    if (total >= bound) stoppedEarly = true;
+    return total < bound;
   };
   if (search.isFile) {
-    await searchFile(search.start, search.fileRel ?? search.start);
-    return { files, stoppedEarly };
+    searchFile(search.start, search.fileRel ?? search.start);
+    return { files, stoppedEarly: total >= bound };
   }
-  const limit = search.concurrency ?? 16;
-  const queue: Array<{ abs: string; rel: string }> = [];
-  let active = 0;
-  let wake: (() => void) | undefined;
-  const drain = () => {
-    while (active < limit && queue.length > 0 && !stoppedEarly) {
-      const next = queue.shift() as { abs: string; rel: string };
-      active++;
-      void searchFile(next.abs, next.rel).finally(() => {
-        active--;
-        drain();
-        wake?.();
-      });
-    }
-  };
   await walkFiles(
     {
       root: search.root,
@@ -146,17 +169,7 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
       ...(search.include ? { override: makeOverride(search.include) } : {}),
       ...(search.signal ? { signal: search.signal } : {}),
     },
-    (file) => {
-      queue.push(file);
-      drain();
-      return !stoppedEarly;
-    },
+    (file) => searchFile(file.abs, file.rel),
   );
-  while (active > 0 || (queue.length > 0 && !stoppedEarly)) {
-    drain();
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-  }
-  return { files, stoppedEarly };
+  return { files, stoppedEarly: total >= bound };
 }
