@@ -167,10 +167,12 @@ describe.skipIf(skip !== undefined)("console page in chromium", () => {
     const prompt = page.locator('.approval[data-request-id="r1"]');
     await prompt.waitFor();
     expect(await prompt.innerText()).toContain("run: rm -rf build");
+    expect(await page.locator(".waiting-pill").innerText()).toBe("1 waiting for you");
     await prompt.getByRole("button", { name: "Deny" }).click();
     expect(await decision).toBe(false);
     const record = page.locator('.approval-record[data-request-id="r1"]');
     await expect.poll(() => record.innerText()).toContain("denied by console");
+    expect(await page.locator(".waiting-pill").count()).toBe(0);
   });
 
   it("shows questions raised before the page opened, from /pending", async () => {

@@ -62,18 +62,24 @@ export function cardFamily(card: ToolCard): CardFamily {
   return "other";
 }
 
+// Every render asks again; a listing's text can be large, so each card's parse is kept.
+const parseCache = new WeakMap<ToolCard, { text: string; parsed: ParsedToolText }>();
+
 /** The model-facing text read back, with the tree kind supplied when a tree tool's text omits it. */
 export function parsedText(card: ToolCard): ParsedToolText | undefined {
   if (card.text === undefined) return undefined;
-  const parsed = parseToolText(card.text);
+  const cached = parseCache.get(card);
+  if (cached && cached.text === card.text) return cached.parsed;
+  let parsed = parseToolText(card.text);
   const family = cardFamily(card);
   if (!parsed.entries && !parsed.error && (family === "list" || family === "search")) {
     const kind = family === "search" ? "search_results" : "file_list";
-    return {
+    parsed = {
       ...parseToolText(`# Kind: ${kind}\n${card.text}`),
       ...(parsed.kind ? { kind: parsed.kind } : {}),
     };
   }
+  parseCache.set(card, { text: card.text, parsed });
   return parsed;
 }
 

@@ -3,7 +3,14 @@
 import { type ComponentChild, h, render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ConsoleApi, readLocationParams, type SessionInfo } from "./api.js";
-import { applyEvent, applyPending, type ConsoleState, emptyState } from "./model.js";
+import {
+  applyEvent,
+  applyPending,
+  type ConsoleState,
+  emptyState,
+  pendingApprovals,
+  pendingQuestions,
+} from "./model.js";
 import { loadReplay } from "./replay.js";
 import { type Actions, Attention, LooseShells, Timeline, TodoDock } from "./views.js";
 
@@ -153,6 +160,7 @@ function App(props: {
   };
 
   const state = store.state;
+  const waiting = pendingQuestions(state).length + pendingApprovals(state).length;
   return h(
     "div",
     { class: "app" },
@@ -174,6 +182,17 @@ function App(props: {
         : null,
       replayName !== undefined ? h("span", { class: "replay-name" }, replayName) : null,
       h("span", { class: `status status-${connection}`, role: "status" }, STATUS_TEXT[connection]),
+      waiting > 0
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "waiting-pill",
+              onClick: () => document.getElementById("waiting")?.scrollIntoView({ behavior: "smooth" }),
+            },
+            `${waiting} waiting for you`,
+          )
+        : null,
       h("span", { class: "spacer" }),
       replayName !== undefined && api
         ? h("button", { type: "button", onClick: () => setReplayName(undefined) }, "Back to live")

@@ -3,7 +3,15 @@
 // children of elements, which preact writes as text nodes.
 import { type ComponentChild, type ComponentChildren, h } from "preact";
 import { useState } from "preact/hooks";
-import { type CardBody, cardBody, cardOutcome, cardSubject, type DirGroup } from "./describe.js";
+import {
+  type CardBody,
+  cardBody,
+  cardFamily,
+  cardOutcome,
+  cardSubject,
+  type DirGroup,
+  shellOutput,
+} from "./describe.js";
 import type { Approval, ConsoleState, Question, QuestionAnswer, Todo, ToolCard } from "./model.js";
 import { PanelTree } from "./panel-view.js";
 
@@ -419,7 +427,7 @@ export function Attention(props: { state: ConsoleState; actions: Actions | undef
   if (questions.length === 0 && approvals.length === 0) return null;
   return h(
     "section",
-    { class: "attention", "aria-label": "Waiting for you" },
+    { id: "waiting", class: "attention", "aria-label": "Waiting for you" },
     h("h2", null, "Waiting for you"),
     ...approvals.map((a) => h(ApprovalForm, { key: `a-${a.id}`, approval: a, actions: props.actions })),
     ...questions.map((q) => h(QuestionForm, { key: `q-${q.id}`, question: q, actions: props.actions })),
@@ -467,9 +475,10 @@ export function Timeline(props: { state: ConsoleState }): ComponentChild {
 export function LooseShells(props: { state: ConsoleState }): ComponentChild {
   const claimed = new Set<string>();
   for (const card of Object.values(props.state.cards)) {
-    const body = cardBody(card, props.state.shells);
-    if (body.type === "shell" && body.shellId) claimed.add(body.shellId);
     claimed.add(card.id);
+    if (cardFamily(card) !== "shell") continue;
+    const { id } = shellOutput(card, props.state.shells);
+    if (id) claimed.add(id);
   }
   const loose = Object.entries(props.state.shells).filter(([id]) => !claimed.has(id));
   if (loose.length === 0) return null;
