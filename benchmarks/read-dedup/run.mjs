@@ -34,7 +34,8 @@ const collect = (dir, pkg) => {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const abs = path.join(dir, e.name);
     if (e.isDirectory()) collect(abs, pkg);
-    else if (e.name.endsWith(".ts") && statSync(abs).size > 0) sources.push({ rel: `${pkg}/${path.relative(path.join(REPO, "packages", pkg), abs)}`, abs });
+    else if (e.name.endsWith(".ts") && statSync(abs).size > 0)
+      sources.push({ rel: `${pkg}/${path.relative(path.join(REPO, "packages", pkg), abs)}`, abs });
   }
 };
 for (const pkg of readdirSync(path.join(REPO, "packages"))) {
@@ -58,7 +59,7 @@ for (const s of sources) {
 const trace = [];
 const seen = [];
 let repeats = 0;
-for (let i = 0; trace.filter((s) => s.op === "read").length < READS; i++) {
+while (trace.filter((s) => s.op === "read").length < READS) {
   const r = random();
   if (seen.length > 0 && r < 0.08) {
     const target = pick(seen).rel;
@@ -108,7 +109,11 @@ async function replay(dedup) {
       continue;
     }
     if (!dedup) session.ledger.clear();
-    const input = { path: step.rel, ...(step.offset ? { offset: step.offset } : {}), ...(step.limit ? { limit: step.limit } : {}) };
+    const input = {
+      path: step.rel,
+      ...(step.offset ? { offset: step.offset } : {}),
+      ...(step.limit ? { limit: step.limit } : {}),
+    };
     const start = process.hrtime.bigint();
     const { payload, text } = await session.callWithText("read_file", input);
     const us = Number(process.hrtime.bigint() - start) / 1e3;
@@ -138,7 +143,12 @@ console.log(
     ["", "bytes to the model", "file_unchanged answers", "vs without"],
     [
       ["without de-duplication", String(without.bytes), "0", "—"],
-      ["with de-duplication", String(withDedup.bytes), String(withDedup.unchanged), `${(100 * saved).toFixed(1)}% fewer (goal ≥ 40%)`],
+      [
+        "with de-duplication",
+        String(withDedup.bytes),
+        String(withDedup.unchanged),
+        `${(100 * saved).toFixed(1)}% fewer (goal ≥ 40%)`,
+      ],
     ],
   ),
 );
@@ -149,8 +159,18 @@ console.log(
   table(
     ["answer", "calls", "median", "p90"],
     [
-      ["full content", String(withDedup.fullTimes.length), `${full.median.toFixed(0)} µs`, `${full.p90.toFixed(0)} µs`],
-      ["file_unchanged", String(withDedup.dedupTimes.length), `${dd.median.toFixed(0)} µs`, `${dd.p90.toFixed(0)} µs`],
+      [
+        "full content",
+        String(withDedup.fullTimes.length),
+        `${full.median.toFixed(0)} µs`,
+        `${full.p90.toFixed(0)} µs`,
+      ],
+      [
+        "file_unchanged",
+        String(withDedup.dedupTimes.length),
+        `${dd.median.toFixed(0)} µs`,
+        `${dd.p90.toFixed(0)} µs`,
+      ],
     ],
   ),
 );

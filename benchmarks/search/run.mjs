@@ -46,7 +46,9 @@ function buildTree() {
 }
 
 const explicitTree = opt("--tree", undefined);
-const { tree, perCopy } = explicitTree ? { tree: path.resolve(explicitTree), perCopy: undefined } : buildTree();
+const { tree, perCopy } = explicitTree
+  ? { tree: path.resolve(explicitTree), perCopy: undefined }
+  : buildTree();
 const fileCount = countFiles(tree);
 if (fileCount < MIN_FILES) console.warn(`warning: ${tree} holds only ${fileCount} files (< ${MIN_FILES})`);
 
@@ -56,7 +58,15 @@ const rg = await files.locateRipgrep();
 if (!rg) throw new Error("no ripgrep found: the benchmark needs one");
 
 // The exact walk flags search_files passes, so the baseline does the same work.
-const rgFlags = ["--no-config", "--json", "--hidden", "--no-require-git", "--no-ignore-global", "--glob", "!.git"];
+const rgFlags = [
+  "--no-config",
+  "--json",
+  "--hidden",
+  "--no-require-git",
+  "--no-ignore-global",
+  "--glob",
+  "!.git",
+];
 
 function runProcess(argv, cwd) {
   return new Promise((resolve, reject) => {
@@ -149,7 +159,16 @@ if (existsSync(bin)) {
   const cli = await timeIt(
     () =>
       runProcess(
-        [process.execPath, bin, "run", "search_files", "--root", tree, "--input", JSON.stringify({ query: queries[0].query })],
+        [
+          process.execPath,
+          bin,
+          "run",
+          "search_files",
+          "--root",
+          tree,
+          "--input",
+          JSON.stringify({ query: queries[0].query }),
+        ],
         REPO,
       ),
     3,
@@ -161,8 +180,17 @@ if (existsSync(bin)) {
 console.log(
   `Tree: ${tree} — ${fileCount} files${perCopy ? ` (copies of node_modules, ${perCopy} files each)` : ""}; ripgrep ${rg.path}; ${RUNS} runs, median.\n`,
 );
-console.log("search_files (ripgrep engine, in-process session, every match collected) vs raw `rg --json` with the same flags:\n");
+console.log(
+  "search_files (ripgrep engine, in-process session, every match collected) vs raw `rg --json` with the same flags:\n",
+);
 console.log(table(["query", "matches", "raw rg --json", "search_files", "ratio (goal ≤ 1.15x)"], rows));
-console.log("\nJS walker engine (in-process) vs `grep -rnIE` (grep honours no .gitignore; both skip binary files):\n");
-console.log(table(["query", "matches (js)", "grep lines", "grep -rnIE", "js walker", "ratio (goal ≤ 2x)"], jsRows));
-if (cliRow) console.log(`\nFor scale: \`toolbelt run search_files\` (CLI, process start included), first query: ${cliRow}`);
+console.log(
+  "\nJS walker engine (in-process) vs `grep -rnIE` (grep honours no .gitignore; both skip binary files):\n",
+);
+console.log(
+  table(["query", "matches (js)", "grep lines", "grep -rnIE", "js walker", "ratio (goal ≤ 2x)"], jsRows),
+);
+if (cliRow)
+  console.log(
+    `\nFor scale: \`toolbelt run search_files\` (CLI, process start included), first query: ${cliRow}`,
+  );
