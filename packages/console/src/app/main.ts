@@ -176,6 +176,13 @@ function App(props: {
               "aria-label": "Session",
               value: session,
               onChange: (ev: Event) => setSession((ev.currentTarget as HTMLSelectElement).value),
+              // Sessions opened since the page loaded (POST /api/sessions) join the list.
+              onFocus: () => {
+                api.sessions().then(
+                  (list) => list.length > 0 && setSessions(list),
+                  () => {},
+                );
+              },
             },
             ...sessions.map((s) => h("option", { key: s.id, value: s.id }, `${s.id} — ${s.root}`)),
           )

@@ -44,6 +44,26 @@ describe("the event fold", () => {
     expect(state.timeline).toHaveLength(1);
   });
 
+  it("draws a client-brought tool's call once, marked as the client's", () => {
+    const events = recorded((s) => {
+      s.emit({ type: "tool_call", call_id: "k", tool: "device_time", input: {} });
+      s.emit({ type: "client_tool_call", call_id: "k", tool: "device_time", input: {} });
+      s.emit({ type: "client_tool_result", call_id: "k", tool: "device_time", result: { kind: "time" } });
+      s.emit({
+        type: "tool_result",
+        call_id: "k",
+        tool: "device_time",
+        result: { kind: "time" },
+        text: "12:00",
+        duration_ms: 3,
+      });
+    });
+    const state = emptyState();
+    for (const e of events) applyEvent(state, e);
+    expect(Object.keys(state.cards)).toEqual(["k"]);
+    expect(state.cards.k).toMatchObject({ client: true, text: "12:00" });
+  });
+
   it("keeps questions and approvals pending until they are resolved", () => {
     const events = recorded((s) => {
       s.emit({

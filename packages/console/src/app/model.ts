@@ -163,6 +163,8 @@ export function applyEvent(state: ConsoleState, input: ToolbeltEvent | Json): bo
         seq,
         event.type === "client_tool_call",
       );
+      // A client-brought tool's call shows up as both tool_call and client_tool_call, one call id.
+      if (event.type === "client_tool_call") card.client = true;
       card.input = event.input;
       break;
     }
