@@ -80,6 +80,15 @@ describe("list_files", () => {
     expect(upper.entries.map((e) => e.path)).toEqual(["src/lib/deep.ts", "src/lib/logo.PNG"]);
   });
 
+  it("accepts an absolute pattern inside the root and refuses one outside", async () => {
+    const s = await open();
+    const p = (await s.call("list_files", { pattern: `${root}/src/lib/*.ts` })) as FileListPayload;
+    expect(p.entries.map((e) => e.path)).toEqual(["src/lib/deep.ts"]);
+    expect(await s.call("list_files", { pattern: `${base}/outside/*.ts` })).toMatchObject({
+      code: "EPATH_ESCAPE",
+    });
+  });
+
   it("takes the pattern relative to `path`", async () => {
     const s = await open();
     const p = (await s.call("list_files", { pattern: "*.ts", path: "src/lib" })) as FileListPayload;

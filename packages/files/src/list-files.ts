@@ -97,6 +97,19 @@ export const listFilesTool = defineTool({
   async execute(input, ctx): Promise<FileListPayload> {
     const base = await directoryOf(ctx, input.path);
     let pattern = input.pattern.trim().replace(/^\.\/+/, "") || "**";
+    if (path.isAbsolute(pattern)) {
+      // An absolute pattern must lie inside the root; it is taken relative to `path` from here on.
+      const scanBase = picomatch.scan(pattern).base || path.sep;
+      const resolvedBase = ctx.resolve(scanBase);
+      const rest = pattern.slice(scanBase.length).replace(/^\/+/, "");
+      const relBase = path.relative(base.abs, resolvedBase.abs).split(path.sep).join("/");
+      if (relBase.startsWith("..")) {
+        throw new ToolbeltError("EINVAL_INPUT", `pattern ${pattern} is not under ${base.rel}`, {
+          details: { field: "pattern" },
+        });
+      }
+      pattern = [relBase, rest].filter(Boolean).join("/") || "**";
+    }
     const scan = picomatch.scan(pattern);
     if (!scan.isGlob) {
       const target = ctx.resolve(path.join(base.abs, pattern));
