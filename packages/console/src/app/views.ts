@@ -153,8 +153,8 @@ function ToolCardView(props: { card: ToolCard; shells: Record<string, string> })
       },
       h("span", { class: "chevron", "aria-hidden": "true" }, open ? "▾" : "▸"),
       h("span", { class: "tool-name" }, card.tool),
-      subject ? h("span", { class: "subject" }, subject) : null,
-      h("span", { class: "outcome" }, outcome.text),
+      subject ? h("span", { class: "subject", title: subject }, subject) : null,
+      h("span", { class: "outcome", title: outcome.text }, outcome.text),
       card.client ? h("span", { class: "badge" }, "client") : null,
       card.durationMs !== undefined
         ? h("span", { class: "duration" }, `${Math.round(card.durationMs)} ms`)
