@@ -230,7 +230,7 @@ async function serveCommand(
     session: sessionOptions,
   });
   process.stdout.write(
-    `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/?token=${encodeURIComponent(server.token)}\n`,
+    `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/#token=${encodeURIComponent(server.token)}\n`,
   );
   if (!["127.0.0.1", "::1", "localhost"].includes(args.host))
     process.stderr.write(`toolbelt: warning: listening on ${args.host}, reachable from other machines\n`);

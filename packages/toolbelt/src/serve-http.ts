@@ -18,7 +18,8 @@ import { createToolbelt, type ToolbeltOptions } from "./create.js";
  * tools, and approvals/questions answered by POST. Every request needs the bearer token
  * (`Authorization: Bearer <token>`, or `?token=` where headers cannot be set, as with EventSource).
  *
- *   GET    /                                       the console page (text/html)
+ *   GET    /                                       the console page (text/html; no token needed:
+ *                                                  it is static and reads `#token=` itself)
  *   GET    /api/sessions                           [{id, root}]
  *   POST   /api/sessions {root?}                   {id, root}   (root inside the server's --root)
  *   DELETE /api/sessions/:id                       closes a session
@@ -165,6 +166,16 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
+    const method = req.method ?? "GET";
+    const parts = url.pathname.split("/").filter(Boolean);
+    // The console page is static and holds no session data; it reads the token from `#token=`,
+    // which browsers never send, and every API request it makes carries the token.
+    if (method === "GET" && parts.length === 0) {
+      consoleHtml ??= loadConsolePage();
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+      res.end(await consoleHtml);
+      return;
+    }
     if (!authorised(req, url, token)) {
       res.setHeader("www-authenticate", 'Bearer realm="toolbelt"');
       throw new HttpError(
@@ -172,14 +183,6 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         "EDENIED",
         "missing or wrong token: send Authorization: Bearer <token> or ?token=",
       );
-    }
-    const method = req.method ?? "GET";
-    const parts = url.pathname.split("/").filter(Boolean);
-    if (method === "GET" && parts.length === 0) {
-      consoleHtml ??= loadConsolePage();
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      res.end(await consoleHtml);
-      return;
     }
     if (parts[0] !== "api" || parts[1] !== "sessions")
       throw new HttpError(404, "ENOENT", `no route ${url.pathname}`);

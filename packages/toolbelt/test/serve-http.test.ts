@@ -1,8 +1,10 @@
+import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUILT, type HttpProcess, makeRoot, startHttp } from "./serve-fixture.js";
+import { BUILT, type HttpProcess, makeRoot, REPO, startHttp } from "./serve-fixture.js";
 
 if (!BUILT)
   console.warn("serve-http tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
@@ -73,11 +75,24 @@ describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)"
   it("listens on loopback and refuses every request without the token", async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${server.url}/api/sessions`)).status).toBe(401);
-    expect((await fetch(`${server.url}/`)).status).toBe(401);
+    expect((await fetch(`${server.url}/api/sessions/${sid}/events`)).status).toBe(401);
     expect((await api("GET", "/api/sessions", undefined, "wrong")).status).toBe(401);
-    const page = await fetch(`${server.url}/?token=${server.token}`);
+    // The page is static (no session data) and takes its token from `#token=`, which is never sent.
+    const page = await fetch(`${server.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).not.toContain(server.token);
+    const consoleDist = path.join(REPO, "packages/console/dist/index.js");
+    if (existsSync(consoleDist)) {
+      const { consolePage } = (await import(pathToFileURL(consoleDist).href)) as {
+        consolePage: () => string;
+      };
+      expect(html).toBe(consolePage());
+    } else {
+      console.info("@toolbelt/console is not built: GET / serves the plain note");
+      expect(html).toContain("@toolbelt/console");
+    }
   });
 
   it("lists its session and opens more only inside its root", async () => {
