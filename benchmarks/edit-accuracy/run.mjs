@@ -204,14 +204,16 @@ while (
 )
   target++;
 const block = bigLines.slice(target, target + 5);
+// Each edit adds one line after the search text, written at the search text's own depth.
+const withAddition = (old) => `${old}\n${/^[ \t]*/.exec(old.split("\n").at(-1))[0]}// timing`;
 const edits = {
-  exact: { old_text: block.join("\n"), new_text: [block[0], "// x", ...block.slice(1)].join("\n") },
-  indentation: {
-    old_text: block.map((l) => l.replace(/^[ \t]+/, (m) => m.slice(0, Math.max(0, m.length - 2)))).join("\n"),
-    new_text: block.join("\n"),
-  },
-  formatting: { old_text: block.map((l) => l.trim()).join(" "), new_text: block.join("\n") },
-  "no match (all stages + candidate)": { old_text: block.map((l) => `${l}x`).join("\n"), new_text: "y" },
+  exact: block.join("\n"),
+  indentation: block
+    .map((l) => l.replace(/^[ \t]+/, (m) => m.slice(0, Math.max(0, m.length - 2))))
+    .join("\n"),
+  // Two lines joined into one (re-wrapped), a blank line added, spaces doubled after commas.
+  formatting: [`${block[0]} ${block[1].trim()}`, "", ...block.slice(2)].join("\n").replace(/, /g, ",  "),
+  "no match (all stages + candidate)": block.map((l) => `${l}x`).join("\n"),
 };
 const bigAbs = path.join(root, "big.js");
 const timingRows = [];
@@ -227,7 +229,8 @@ for (let run = 0; run < 23; run++) {
   if (run >= 3) naiveTimes.push(performance.now() - t0);
 }
 const naiveMedian = stats(naiveTimes).median;
-for (const [name, input] of Object.entries(edits)) {
+for (const [name, oldText] of Object.entries(edits)) {
+  const input = { old_text: oldText, new_text: withAddition(oldText) };
   const times = [];
   let outcome = "";
   for (let run = 0; run < 23; run++) {

@@ -251,13 +251,19 @@ function stageLineEndings(
 function stageIndentation(index: DocIndex, search: string[], replace: string[], from: number): StageResult {
   const first = search[0];
   if (first === undefined) return { kind: "none" };
-  const starts = trimmedOf(index).byTrimmed.get(first.trim()) ?? [];
+  // A native substring scan first: trimming every line of a large file would cost more than the search.
+  const head = first.trim();
+  const starts: number[] = [];
+  for (let i = 0; i < index.lines.length; i++) {
+    const line = index.lines[i] as string;
+    if (line.includes(head) && line.trim() === head) starts.push(i);
+  }
   const found: Array<{ line: number; pairs: Array<readonly [string, string]> }> = [];
   for (const line of starts) {
     if ((index.lineStarts[line] as number) < from || line + search.length > index.lines.length) continue;
     let same = true;
     for (let j = 1; j < search.length && same; j++) {
-      same = trimmedOf(index).trimmed[line + j] === (search[j] as string).trim();
+      same = (index.lines[line + j] as string).trim() === (search[j] as string).trim();
     }
     if (!same) continue;
     const pairs: Array<readonly [string, string]> = [];
@@ -333,7 +339,7 @@ function stageFormatting(
     }
     if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
     let fileNonBlank = 0;
-    for (let l = first; l <= last; l++) if (trimmedOf(index).trimmed[l] !== "") fileNonBlank++;
+    for (let l = first; l <= last; l++) if (!isBlank(index.lines[l] as string)) fileNonBlank++;
     if (Math.abs(fileNonBlank - searchNonBlank) > spanTolerance(searchNonBlank)) {
       refusedSpan ??= { fileLines: fileNonBlank, line: first + 1 };
       continue;

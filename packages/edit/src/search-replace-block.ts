@@ -103,7 +103,15 @@ function applyBlocks(
       );
       continue;
     }
-    if (block.search.trim() === "") {
+    if (block.search.trim() === "" && block.search !== "") {
+      fail(
+        block,
+        "EINVAL_INPUT",
+        "SEARCH holds only blank lines, which would match almost anywhere; include a non-blank line of context (an empty SEARCH creates or appends)",
+      );
+      continue;
+    }
+    if (block.search === "") {
       if (doc.text === "" || !file.exists) {
         doc = {
           ...fromRaw(toLf(block.replace).endsWith("\n") ? toLf(block.replace) : `${toLf(block.replace)}\n`),

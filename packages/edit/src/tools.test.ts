@@ -389,3 +389,48 @@ describe("search_replace_block", () => {
     expect(await read("pkg/m.txt")).toBe("b\n");
   });
 });
+
+describe("search_replace_block edge cases", () => {
+  it("refuses a SEARCH of blank lines only, and an ambiguous SEARCH", async () => {
+    await write("w.txt", "a\n\n\nb\na\n");
+    const s = await session({ model: "claude-sonnet-4" });
+    const blank = await s.call("search_replace_block", { content: blk("w.txt", "\n", "x") });
+    expect(blank.code).toBe("EINVAL_INPUT");
+    const multi = await s.call("search_replace_block", { content: blk("w.txt", "a", "c") });
+    expect(multi.code).toBe("EMULTI_MATCH");
+    expect(String(multi.message)).toMatch(/matches 2 places \(starting at lines 1, 5\)/);
+    expect(await read("w.txt")).toBe("a\n\n\nb\na\n");
+  });
+
+  it("combines `...` elision with tolerant matching", async () => {
+    await write("t.py", "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n");
+    const s = await session({ model: "claude-sonnet-4" });
+    const content = blk(
+      "t.py",
+      "def f():\n  a = 1\n...\n  return a",
+      "def f():\n  a = 10\n...\n  return a + 1",
+    );
+    const p = expectOk(await s.call("search_replace_block", { content, tolerant: true }));
+    expect(p.strategy).toBe("indentation+exact");
+    expect(await read("t.py")).toBe("def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + 1\n");
+  });
+
+  it("renders text that core's parseToolText reads back", async () => {
+    const { parseToolText } = await import("@toolbelt/core");
+    await write("a.ts", "one\n");
+    await write("b.ts", "two\n");
+    const s = await session({ model: "claude-sonnet-4" });
+    const outcome = await s.callWithText("search_replace_block", {
+      content: `${blk("a.ts", "one", "ONE")}${blk("b.ts", "two", "TWO")}`,
+    });
+    const parsed = parseToolText(outcome.text);
+    expect(parsed.kind).toBe("edit_result");
+    expect(parsed.headers).toMatchObject({
+      Files: "2",
+      Paths: "a.ts, b.ts",
+      Strategy: "exact",
+      Replacements: "2",
+    });
+    expect(parsed.body).toContain("+++ b/a.ts");
+  });
+});
