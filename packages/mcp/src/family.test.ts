@@ -320,6 +320,26 @@ describe("sessions, forks and switch_project", () => {
   });
 });
 
+describe("nesting", () => {
+  it("a toolbelt three MCP hops deep starts no servers and says why", async () => {
+    process.env.TOOLBELT_MCP_DEPTH = "3";
+    try {
+      const session = await open(project({ toy: toy() }), { agent: { tool_search: "off" } });
+      expect(session.bind().tools.map((t) => t.name)).toEqual(["mcp_status"]);
+      const status = await session.call("mcp_status", {});
+      expect(status.servers).toEqual([
+        expect.objectContaining({
+          server: "toy",
+          state: "skipped",
+          error: expect.stringContaining("3 MCP hops deep"),
+        }),
+      ]);
+    } finally {
+      delete process.env.TOOLBELT_MCP_DEPTH;
+    }
+  });
+});
+
 describe("doctor", () => {
   it("lists each configured server and whether it started", async () => {
     const root = project({

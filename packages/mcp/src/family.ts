@@ -35,7 +35,8 @@ export type McpStatusPayload = { kind: "mcp_status"; servers: ServerStatus[]; do
 /** The servers one root session started; forks and sub-agents share their root's. */
 export class McpServers {
   readonly connections: McpConnection[] = [];
-  readonly problems: ServerProblem[] = [];
+  /** Servers that were not started: invalid entries, or every server when nesting is too deep. */
+  readonly problems: Array<ServerProblem & { skipped?: boolean }> = [];
   skipped: string | undefined;
 
   status(): ServerStatus[] {
@@ -51,7 +52,7 @@ export class McpServers {
     for (const p of this.problems)
       rows.push({
         server: p.name,
-        state: this.skipped ? "skipped" : "invalid",
+        state: p.skipped ? "skipped" : "invalid",
         source: p.source,
         tools: 0,
         error: p.error,
@@ -133,7 +134,7 @@ export async function startServers(session: Session): Promise<McpServers> {
   if (mcpDepth() >= MAX_MCP_DEPTH) {
     servers.skipped = `not started: this toolbelt is ${mcpDepth()} MCP hops deep (TOOLBELT_MCP_DEPTH)`;
     for (const spec of specs)
-      servers.problems.push({ name: spec.name, source: spec.source, error: servers.skipped });
+      servers.problems.push({ name: spec.name, source: spec.source, error: servers.skipped, skipped: true });
     session.registerTools("mcp", [mcpStatusTool(servers.down())]);
     return servers;
   }
