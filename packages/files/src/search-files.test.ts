@@ -244,6 +244,52 @@ describe("search_files: ripgrep and the JS walker agree", () => {
   });
 });
 
+describe("search_files: precedence between ignore files", () => {
+  let tree: string;
+  beforeAll(async () => {
+    tree = await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-prec-"));
+    await writeTree(tree, {
+      ".gitignore": "gen/\n*.snap\n",
+      // .ignore outranks .gitignore: it re-includes a directory and a file pattern .gitignore drops.
+      ".ignore": "!gen/\n",
+      ".rgignore": "!keep.snap\nrg-only.txt\n",
+      "gen/out.ts": "needle in gen\n",
+      "a.snap": "needle snap\n",
+      "keep.snap": "needle kept snap\n",
+      "rg-only.txt": "needle rgignored\n",
+      "lib/.gitignore": "!*.snap\n",
+      "lib/b.snap": "needle nested re-include\n",
+      "lib/deeper/c.txt": "needle deeper\n",
+      "lib/deeper/.ignore": "c.txt\n",
+    });
+  });
+  afterAll(async () => {
+    await fs.rm(tree, { recursive: true, force: true });
+  });
+
+  it.each([
+    ["the whole tree", { query: "needle" }],
+    ["an exclusion glob", { query: "needle", include: "!*.snap" }],
+    ["a root-anchored glob", { query: "needle", include: "/lib/**" }],
+  ])("%s", async (_label, input) => {
+    const out: Record<string, Payload> = {};
+    for (const engine of engines) {
+      const s = await session(tree, engine);
+      out[engine] = await s.call("search_files", input);
+      await s.close();
+    }
+    expect(out.js?.kind).toBe("search_results");
+    if (out.ripgrep) expect(shape(out.ripgrep)).toEqual(shape(out.js as Payload));
+  });
+
+  it("re-includes what a higher-ranked or deeper ignore file whitelists", async () => {
+    const s = await session(tree, "js");
+    const p = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+    await s.close();
+    expect(p.entries.map((e) => e.path).sort()).toEqual(["gen/out.ts", "keep.snap", "lib/b.snap"]);
+  });
+});
+
 describe("search_files text", () => {
   it("round-trips through parseToolText: entries with matches, counts with caps", async () => {
     const s = await session(root, "js", { fileSearchMaxMatches: 4 });
