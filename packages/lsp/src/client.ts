@@ -427,6 +427,18 @@ export class LspClient {
     }
   }
 
+  isOpen(abs: string): boolean {
+    return this.#docs.has(toUri(abs));
+  }
+
+  /** Closes a document opened only for one request, so the server stops re-checking it on every change. */
+  release(abs: string): void {
+    const uri = toUri(abs);
+    if (!this.#docs.delete(uri)) return;
+    this.#published.delete(uri);
+    this.#notify("textDocument/didClose", { textDocument: { uri } });
+  }
+
   /** Tells the server about files changed on disk that are not open. */
   notifyChanged(abs: string[]): void {
     const changes = abs.filter((a) => !this.#docs.has(toUri(a))).map((a) => ({ uri: toUri(a), type: 2 }));

@@ -111,6 +111,14 @@ export class TsMorphBackend {
     // Nothing runs outside this process.
   }
 
+  isOpen(_abs: string): boolean {
+    return true;
+  }
+
+  release(_abs: string): void {
+    // The whole program stays loaded in process.
+  }
+
   notifyChanged(_abs: string[]): void {
     // syncOpen() compares mtimes before every request.
   }

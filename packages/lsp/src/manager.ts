@@ -16,6 +16,9 @@ export type Backend = {
   sync(abs: string): Promise<unknown>;
   syncOpen(): Promise<void>;
   notifyChanged(abs: string[]): void;
+  isOpen(abs: string): boolean;
+  /** Forgets a document opened only for one request. */
+  release(abs: string): void;
   text(abs: string): string | undefined;
   supports(method: string): boolean;
   diagnostics(abs: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<DiagnosticsOutcome>;

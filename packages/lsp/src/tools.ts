@@ -235,7 +235,10 @@ export async function collectDiagnostics(
     }
     servers.add(backend.label);
     await backend.syncOpen();
+    const wasOpen = backend.isOpen(abs);
     const outcome = await backend.diagnostics(abs, { timeoutMs: remaining, signal: ctx.signal });
+    // A workspace sweep must not leave hundreds of files open for the server to re-check after every edit.
+    if (scope === "workspace" && !wasOpen) backend.release(abs);
     if (outcome.status === "timed_out") {
       timedOut.push(rel);
       results.push({ path: rel, version: outcome.version, status: "timed_out", diagnostics: [] });
