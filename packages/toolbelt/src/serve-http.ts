@@ -362,6 +362,8 @@ function openStream(
   });
   res.write(": toolbelt event stream\nretry: 1000\n\n");
   for (const event of hosted.buffer) if (!(event.seq <= after)) writeEvent(res, event);
+  // A reader that vanished mid-write must not take the server down; 'close' cleans up after it.
+  res.on("error", () => {});
   hosted.streams.add(res);
   const timer = setInterval(() => res.write(": keep-alive\n\n"), keepAliveMs);
   timer.unref();

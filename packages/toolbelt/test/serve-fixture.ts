@@ -71,7 +71,8 @@ export type HttpProcess = { child: ChildProcess; url: string; token: string; sto
 
 /** Starts the built `toolbelt serve --http` on a free port and reads its URL and token. */
 export async function startHttp(root: string, extra: string[] = []): Promise<HttpProcess> {
-  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0", "--root", root, ...extra], {
+  const port = extra.includes("--port") ? [] : ["--port", "0"];
+  const child = spawn(process.execPath, [BIN, "serve", "--http", ...port, "--root", root, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, TOOLBELT_TOKEN: "" },
   });

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
+import net from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
@@ -348,5 +349,65 @@ describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)"
     const result = (await asking).body;
     expect(JSON.stringify(result)).toContain("yes");
     expect(JSON.stringify(result)).toContain("after lunch");
+  });
+});
+
+describe.skipIf(!BUILT)("connectClient reconnection", () => {
+  it("re-attaches after the server restarts, and offers its tools to the new session", async () => {
+    const root = await makeRoot();
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const args = ["--port", String(port), "--token", "restart-token"];
+    let server = await startHttp(root, args);
+    const statuses: string[] = [];
+    const client = connectClient({
+      url: server.url,
+      token: "restart-token",
+      backoff: { initialMs: 50, maxMs: 200 },
+      onStatus: (s) => statuses.push(s.state),
+      tools: [
+        {
+          name: "client_ping",
+          description: "ping",
+          input_schema: { type: "object", properties: {} },
+          deferrable: false,
+          execute: () => ({ kind: "pong" }),
+        },
+      ],
+    });
+    try {
+      await client.ready;
+      const firstSession = client.session;
+      await server.stop();
+      server = await startHttp(root, args);
+      const headers = { authorization: "Bearer restart-token", "content-type": "application/json" };
+      const deadline = Date.now() + 15_000;
+      let result: unknown;
+      while (Date.now() < deadline) {
+        const [session] = (await (await fetch(`${server.url}/api/sessions`, { headers })).json()) as Array<{
+          id: string;
+        }>;
+        const response = await fetch(`${server.url}/api/sessions/${session?.id}/calls`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ tool: "client_ping", input: {} }),
+        });
+        result = ((await response.json()) as { result: unknown }).result;
+        if ((result as { kind: string }).kind === "pong") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(result).toEqual({ kind: "pong" });
+      expect(client.session).not.toBe(firstSession);
+      expect(statuses).toContain("disconnected");
+      expect(statuses.filter((s) => s === "attached").length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await client.close();
+      await server.stop();
+      await fs.rm(root, { recursive: true, force: true });
+    }
   });
 });
