@@ -2,7 +2,11 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, BUILT, makeRoot } from "./serve-fixture.js";
 
@@ -49,11 +53,19 @@ describe.skipIf(!BUILT)("toolbelt serve --mcp (real MCP SDK client over stdio)",
       expect(names).not.toContain("ask_user_question");
       for (const tool of tools) expect(tool.inputSchema.type).toBe("object");
 
+      const forwarded: Array<{ type?: string; tool?: string }> = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+        forwarded.push(n.params.data as { type?: string; tool?: string });
+      });
       const result = await client.callTool({ name: "slow_wait", arguments: { ms: 1 } });
       expect(result.isError).toBe(false);
       expect(result.structuredContent).toEqual({ kind: "waited", ms: 1 });
       expect((result.content as TextContent)[0]?.text).toContain("# Kind: waited");
 
+      // The session's events come along as log messages.
+      expect(forwarded.map((e) => `${e.type}:${e.tool}`)).toEqual(
+        expect.arrayContaining(["tool_call:slow_wait", "tool_result:slow_wait"]),
+      );
       const bad = await client.callTool({ name: "slow_wait", arguments: { ms: "soon" } });
       expect(bad.isError).toBe(true);
       expect(bad.structuredContent).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
@@ -149,6 +161,30 @@ describe.skipIf(!BUILT)("toolbelt serve --mcp (real MCP SDK client over stdio)",
       expect(JSON.stringify(asked.structuredContent)).toContain("prod only");
     } finally {
       await client.close();
+    }
+  });
+
+  it("binds the profile's names with --profile", async () => {
+    const plain = await connect(root);
+    const mewbo = await connect(root, {
+      args: [BIN, "serve", "--mcp", "--root", root, "--profile", "mewbo"],
+    });
+    try {
+      const names = (await plain.listTools()).tools.map((t) => t.name);
+      const profiled = (await mewbo.listTools()).tools.map((t) => t.name);
+      if (!names.includes("list_dir")) {
+        console.info("files family not built: --profile checked on the fixture tools only");
+        expect(profiled).toEqual(names);
+        return;
+      }
+      expect(profiled).toContain("aider_list_dir_tool");
+      expect(profiled).not.toContain("list_dir");
+      const listed = await mewbo.callTool({ name: "aider_list_dir_tool", arguments: { path: "." } });
+      expect(listed.isError).toBe(false);
+      expect((listed.content as TextContent)[0]?.text).toContain("a.txt");
+    } finally {
+      await plain.close();
+      await mewbo.close();
     }
   });
 });
