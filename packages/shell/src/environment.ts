@@ -1,5 +1,10 @@
 /** The name of the variable that tags every process a command starts (see process-group.ts). */
 export const MARK_VARIABLE = "TOOLBELT_SHELL_MARK";
+/**
+ * A command run by a toolbelt that itself runs under a toolbelt shell keeps the outer marks too,
+ * so the outer one still finds it: the value is a list of marks.
+ */
+export const MARK_SEPARATOR = ":";
 
 export interface EnvironmentOptions {
   /** The per-session temporary directory (TMPDIR). */
@@ -14,11 +19,14 @@ export interface EnvironmentOptions {
  * credential prompts return at once instead of waiting for a human who is not there.
  */
 export function commandEnvironment(
-  base: NodeJS.ProcessEnv,
+  base: Readonly<Record<string, string | undefined>>,
   options: EnvironmentOptions,
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(base)) if (value !== undefined) env[key] = value;
+  for (const key in base) {
+    const value = base[key];
+    if (value !== undefined) env[key] = value;
+  }
   Object.assign(env, {
     PAGER: "cat",
     GIT_PAGER: "cat",
@@ -40,7 +48,9 @@ export function commandEnvironment(
     TMPDIR: options.tmpdir,
     TMP: options.tmpdir,
     TEMP: options.tmpdir,
-    [MARK_VARIABLE]: options.mark,
+    [MARK_VARIABLE]: env[MARK_VARIABLE]
+      ? `${env[MARK_VARIABLE]}${MARK_SEPARATOR}${options.mark}`
+      : options.mark,
   });
   if (options.tty) {
     env.TERM = "xterm-256color";
@@ -51,4 +61,14 @@ export function commandEnvironment(
     delete env.CLICOLOR_FORCE;
   }
   return env;
+}
+
+/**
+ * A plain copy of the host environment. Reading `process.env` goes through a native interceptor
+ * per variable, so a session copies it once and builds each command's environment from the copy.
+ */
+export function snapshotEnvironment(): Record<string, string> {
+  const copy: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) copy[key] = value;
+  return copy;
 }

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { MARK_VARIABLE } from "./environment.js";
+import { MARK_SEPARATOR, MARK_VARIABLE } from "./environment.js";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2000;
@@ -18,6 +18,27 @@ export interface TerminateResult {
   signal: "SIGTERM" | "SIGKILL" | null;
   /** Processes that survived SIGKILL too (uninterruptible sleep); normally 0. */
   survivors: number;
+}
+
+/** Above this many pids allocated since the command started, listing /proc is cheaper. */
+const MAX_PID_RANGE = 512;
+
+/**
+ * The pids allocated after `pid`, from the kernel's last allocated pid: trying a few hundred
+ * /proc entries directly is cheaper than listing /proc on a busy machine. Undefined when the
+ * range is large, wrapped around, or the kernel does not say.
+ */
+function pidsAfter(pid: number): number[] | undefined {
+  let last: number;
+  try {
+    last = Number.parseInt(readFileSync("/proc/sys/kernel/ns_last_pid", "latin1"), 10);
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(last) || last < pid || last - pid > MAX_PID_RANGE) return undefined;
+  const pids: number[] = [];
+  for (let next = pid + 1; next <= last; next++) pids.push(next);
+  return pids;
 }
 
 function numericEntries(): number[] {
@@ -55,17 +76,29 @@ function groupMembers(pgid: number): number[] {
  * check after a normal exit, since descendants are created after the command).
  */
 export function markedProcesses(mark: string, newerThan = 0): number[] {
-  const needle = Buffer.from(`${MARK_VARIABLE}=${mark}\0`);
   const found: number[] = [];
-  for (const pid of numericEntries()) {
+  for (const pid of newerThan > 0 ? (pidsAfter(newerThan) ?? numericEntries()) : numericEntries()) {
     if (pid <= newerThan || pid === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${pid}/environ`).indexOf(needle) >= 0) found.push(pid);
+      if (environCarries(readFileSync(`/proc/${pid}/environ`), mark)) found.push(pid);
     } catch {
       // Gone, or another user's process: not ours either way.
     }
   }
   return found;
+}
+
+const VARIABLE = Buffer.from(`${MARK_VARIABLE}=`);
+
+/** Whether a NUL-separated environment block carries `mark` among the marks of its variable. */
+function environCarries(environ: Buffer, mark: string): boolean {
+  let at = environ.indexOf(VARIABLE);
+  while (at > 0 && environ[at - 1] !== 0) at = environ.indexOf(VARIABLE, at + 1);
+  if (at < 0) return false;
+  const start = at + VARIABLE.length;
+  const end = environ.indexOf(0, start);
+  const value = environ.toString("latin1", start, end < 0 ? environ.length : end);
+  return value.split(MARK_SEPARATOR).includes(mark);
 }
 
 function groupSignalable(pgid: number): boolean {

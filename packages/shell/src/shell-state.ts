@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Session, ToolbeltError } from "@toolbelt/core";
 import type { BackgroundShell } from "./background-shell.js";
+import { snapshotEnvironment } from "./environment.js";
 import { type Target, terminate } from "./process-group.js";
 
 /** A running session untouched (no output, no read or write) this long may be reaped for a new one. */
@@ -30,7 +32,10 @@ export class ShellState {
   readonly #foreground = new Set<Target>();
   readonly idleMs = idleReapMs();
   #counter = 0;
+  #marks = 0;
+  readonly #markPrefix = randomBytes(6).toString("base64url");
   #tmpdir: string | undefined;
+  #environment: Record<string, string> | undefined;
   #closed = false;
 
   constructor(session: Session) {
@@ -53,6 +58,18 @@ export class ShellState {
   tmpdir(): string {
     this.#tmpdir ??= mkdtempSync(path.join(os.tmpdir(), "toolbelt-shell-"));
     return this.#tmpdir;
+  }
+
+  /** The host environment as of this session's first command. */
+  environment(): Record<string, string> {
+    this.#environment ??= snapshotEnvironment();
+    return this.#environment;
+  }
+
+  /** A fresh value for TOOLBELT_SHELL_MARK: unique per command, unguessable across sessions. */
+  nextMark(): string {
+    this.#marks += 1;
+    return `${this.#markPrefix}${process.pid.toString(36)}.${this.#marks}`;
   }
 
   nextId(): string {

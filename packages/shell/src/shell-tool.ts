@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
 import { z } from "zod";
@@ -97,8 +96,8 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     }
     pty = loaded.module;
   }
-  const mark = randomBytes(9).toString("base64url");
-  const env = commandEnvironment(process.env, { tmpdir, mark, tty: input.tty });
+  const mark = state.nextMark();
+  const env = commandEnvironment(state.environment(), { tmpdir, mark, tty: input.tty });
   return { cwd, plan, env, mark, pty };
 }
 

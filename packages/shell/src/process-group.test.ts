@@ -1,0 +1,38 @@
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { MARK_VARIABLE } from "./environment.js";
+import { liveProcesses, markedProcesses, terminate } from "./process-group.js";
+import { processesWithArgs, sleep } from "./test-harness.js";
+
+describe("marked processes", () => {
+  it("finds a process by any of the marks it carries (nested toolbelts), and only by a whole mark", async () => {
+    const child = spawn("sleep", ["3401"], {
+      env: { ...process.env, [MARK_VARIABLE]: "outer-mark:inner-mark" },
+      detached: true,
+      stdio: "ignore",
+    });
+    try {
+      await sleep(100);
+      expect(markedProcesses("outer-mark")).toContain(child.pid);
+      expect(markedProcesses("inner-mark")).toContain(child.pid);
+      expect(markedProcesses("inner")).not.toContain(child.pid);
+      expect(markedProcesses("outer-mark", child.pid as number)).not.toContain(child.pid);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("terminate ends the group and processes that left it", async () => {
+    const child = spawn("bash", ["-c", "sleep 3402 & setsid sleep 3403 & trap '' TERM; sleep 3404"], {
+      env: { ...process.env, [MARK_VARIABLE]: "mark-3402" },
+      detached: true,
+      stdio: "ignore",
+    });
+    await sleep(200);
+    const target = { pgid: child.pid as number, mark: "mark-3402" };
+    expect(liveProcesses(target).length).toBe(3);
+    const result = await terminate(target, 300);
+    expect(result).toEqual({ signal: "SIGKILL", survivors: 0 });
+    for (const n of ["3402", "3403", "3404"]) expect(processesWithArgs("sleep", n), n).toEqual([]);
+  });
+});
