@@ -16,6 +16,7 @@ export default defineConfig({
       "@toolbelt/projects": pkg("projects"),
       "@toolbelt/bridge": pkg("bridge"),
       "@toolbelt/console": pkg("console"),
+      "@toolbelt/mcp": pkg("mcp"),
       "@toolbelt/plugin-git": fileURLToPath(new URL("./plugins/plugin-git/src/index.ts", import.meta.url)),
     },
   },

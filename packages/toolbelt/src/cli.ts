@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import {
+  type ClientInfo,
   errorPayload,
   normaliseError,
   type Payload,
@@ -85,9 +86,14 @@ interface CommonArgs {
   model?: string;
 }
 
-async function openSession(args: CommonArgs, families?: readonly FamilyName[]): Promise<Session> {
+async function openSession(
+  args: CommonArgs,
+  families?: readonly FamilyName[],
+  client?: ClientInfo,
+): Promise<Session> {
   return createToolbelt({
     root: path.resolve(args.root),
+    ...(client ? { client } : {}),
     ...(args.config ? { configFile: args.config } : {}),
     ...(args.profile ? { profile: args.profile } : {}),
     ...(args.model ? { model: args.model } : {}),
@@ -118,11 +124,22 @@ function common<T>(y: Argv<T>) {
 }
 
 async function runCommand(
-  args: CommonArgs & { tool: string; input?: string; inputFile?: string; format: string },
+  args: CommonArgs & {
+    tool: string;
+    input?: string;
+    inputFile?: string;
+    format: string;
+    interactive?: boolean;
+  },
 ): Promise<number> {
   const input = await readInput(args);
   const family = familyOf(args.tool);
-  const session = await openSession(args, family ? [family] : undefined);
+  // Interactive mode: with a terminal on stdin (and no input read from it), questions and approvals
+  // are asked there; headless runs have no client that can ask.
+  const interactive = args.interactive ?? (process.stdin.isTTY === true && args.input !== "-");
+  const client = interactive ? (await import("@toolbelt/ui")).terminalClient() : undefined;
+  const families = family ? (interactive && family !== "ui" ? [family, "ui" as const] : [family]) : undefined;
+  const session = await openSession(args, families, client);
   try {
     const { payload, text } = await session.callWithText(args.tool, input);
     if (args.format === "text") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -300,6 +317,11 @@ export async function main(argv: string[]): Promise<number> {
           })
           .option("input", { type: "string", describe: "input as JSON, or - to read it from stdin" })
           .option("input-file", { type: "string", describe: "read the input JSON from a file" })
+          .option("interactive", {
+            type: "boolean",
+            describe: "ask questions and approvals on the terminal",
+            defaultDescription: "when stdin is a terminal",
+          })
           .option("format", {
             choices: ["json", "text"],
             default: "json",

@@ -64,7 +64,13 @@ export async function createToolbelt(options: ToolbeltOptions): Promise<Session>
   const families = await loadFamilies(options.families ?? FAMILY_NAMES);
   const extra: Plugin[] = [];
   for (const item of [...config.plugins, ...(options.plugins ?? [])]) {
-    extra.push(typeof item === "string" ? await importPlugin(item, options.root) : checkPlugin(item));
+    const plugin = typeof item === "string" ? await importPlugin(item, options.root) : checkPlugin(item);
+    // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas
+    // wait behind tool_search instead of filling the model's context.
+    extra.push({
+      ...plugin,
+      tools: plugin.tools?.map((tool) => ({ ...tool, deferrable: tool.deferrable ?? true })),
+    });
   }
   const { configFile: _file, families: _families, plugins: _plugins, ...sessionOptions } = options;
   return createSession({ ...sessionOptions, config, plugins: [...families, ...extra] });
