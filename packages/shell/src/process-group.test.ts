@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { MARK_VARIABLE } from "./environment.js";
 import { liveProcesses, markedProcesses, terminate } from "./process-group.js";
-import { processesWithArgs, sleep } from "./test-harness.js";
+import { sleep } from "./test-harness.js";
 
 describe("marked processes", () => {
   it("finds a process by any of the marks it carries (nested toolbelts), and only by a whole mark", async () => {
@@ -23,16 +23,22 @@ describe("marked processes", () => {
   });
 
   it("terminate ends the group and processes that left it", async () => {
+    const mark = `mark-${process.pid}-${Date.now()}`;
     const child = spawn("bash", ["-c", "sleep 3402 & setsid sleep 3403 & trap '' TERM; sleep 3404"], {
-      env: { ...process.env, [MARK_VARIABLE]: "mark-3402" },
+      env: { ...process.env, [MARK_VARIABLE]: mark },
       detached: true,
       stdio: "ignore",
     });
-    await sleep(200);
-    const target = { pgid: child.pid as number, mark: "mark-3402" };
-    expect(liveProcesses(target).length).toBe(3);
-    const result = await terminate(target, 300);
-    expect(result).toEqual({ signal: "SIGKILL", survivors: 0 });
-    for (const n of ["3402", "3403", "3404"]) expect(processesWithArgs("sleep", n), n).toEqual([]);
+    const target = { pgid: child.pid as number, mark };
+    try {
+      await sleep(200);
+      // bash execs its last command, so: sleep 3404 (the leader), sleep 3402, and the setsid one.
+      expect(liveProcesses(target).length).toBe(3);
+      const result = await terminate(target, 300);
+      expect(result).toEqual({ signal: "SIGKILL", survivors: 0 });
+      expect(liveProcesses(target)).toEqual([]);
+    } finally {
+      for (const pid of liveProcesses(target)) process.kill(pid, "SIGKILL");
+    }
   });
 });
