@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { fmt, REPO, ratio, stats, table } from "../lib.mjs";
+import { fmt, REPO, stats, table } from "../lib.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -13,6 +13,7 @@ const opt = (name, fallback) => {
   return i === -1 ? fallback : args[i + 1];
 };
 const RUNS = Number(opt("--runs", "7"));
+const JS_RUNS = Number(opt("--js-runs", "3"));
 const MIN_FILES = 20_000;
 
 function countFiles(dir) {
@@ -98,6 +99,45 @@ async function timeIt(fn, runs = RUNS, warmup = 2) {
   return { ...stats(times), last };
 }
 
+/**
+ * Times `a` and `b` alternately, so both see the same machine load (other jobs share these two
+ * cores), and reports each median and the median of the per-pair ratios b/a.
+ */
+async function timePair(a, b, runs = RUNS, warmup = 1) {
+  const ta = [];
+  const tb = [];
+  const ratios = [];
+  let lastA;
+  let lastB;
+  for (let i = 0; i < warmup + runs; i++) {
+    const flip = i % 2 === 1;
+    const runA = async () => {
+      const t = process.hrtime.bigint();
+      lastA = await a();
+      return Number(process.hrtime.bigint() - t) / 1e6;
+    };
+    const runB = async () => {
+      const t = process.hrtime.bigint();
+      lastB = await b();
+      return Number(process.hrtime.bigint() - t) / 1e6;
+    };
+    let msA;
+    let msB;
+    if (flip) {
+      msB = await runB();
+      msA = await runA();
+    } else {
+      msA = await runA();
+      msB = await runB();
+    }
+    if (i < warmup) continue;
+    ta.push(msA);
+    tb.push(msB);
+    ratios.push(msB / msA);
+  }
+  return { a: stats(ta), b: stats(tb), ratio: stats(ratios).median, lastA, lastB };
+}
+
 // Limits high enough that toolbelt collects and parses every match, as raw rg prints every match.
 const limits = { fileSearchMaxMatches: 1_000_000, fileSearchMaxBytes: 1 << 30 };
 async function session(engine) {
@@ -120,33 +160,34 @@ const jsSession = await session("js");
 const rows = [];
 const jsRows = [];
 for (const q of queries) {
-  const raw = await timeIt(() => runProcess([rg.path, ...rgFlags, "--regexp", q.query, "--", "."], tree));
-  const tb = await timeIt(() => rgSession.call("search_files", { query: q.query }));
-  if (tb.last.kind !== "search_results") throw new Error(JSON.stringify(tb.last));
+  const pair = await timePair(
+    () => runProcess([rg.path, ...rgFlags, "--regexp", q.query, "--", "."], tree),
+    () => rgSession.call("search_files", { query: q.query }),
+  );
+  if (pair.lastB.kind !== "search_results") throw new Error(JSON.stringify(pair.lastB));
   rows.push([
     q.label,
-    String(tb.last.matches),
-    fmt(raw.median),
-    fmt(tb.median),
-    ratio(tb.median, raw.median),
+    String(pair.lastB.matches),
+    fmt(pair.a.median),
+    fmt(pair.b.median),
+    `${pair.ratio.toFixed(2)}x`,
   ]);
-  const grep = await timeIt(
-    () => runProcess(["grep", "-rnIE", "--exclude-dir=.git", q.query.replace(/\\b/g, "\\b"), "."], tree),
-    3,
-    1,
+  const js = await timePair(
+    () => runProcess(["grep", "-rnIE", "--exclude-dir=.git", q.query, "."], tree),
+    () => jsSession.call("search_files", { query: q.query }),
+    JS_RUNS,
   );
-  const js = await timeIt(() => jsSession.call("search_files", { query: q.query }), 3, 1);
-  if (js.last.kind !== "search_results") throw new Error(JSON.stringify(js.last));
-  if (js.last.matches !== tb.last.matches) {
-    console.warn(`note: js found ${js.last.matches} matches, ripgrep ${tb.last.matches} for ${q.query}`);
+  if (js.lastB.kind !== "search_results") throw new Error(JSON.stringify(js.lastB));
+  if (js.lastB.matches !== pair.lastB.matches) {
+    console.warn(`note: js found ${js.lastB.matches} matches, ripgrep ${pair.lastB.matches} for ${q.query}`);
   }
   jsRows.push([
     q.label,
-    String(js.last.matches),
-    `${grep.last.lines}`,
-    fmt(grep.median),
-    fmt(js.median),
-    ratio(js.median, grep.median),
+    String(js.lastB.matches),
+    `${js.lastA.lines}`,
+    fmt(js.a.median),
+    fmt(js.b.median),
+    `${js.ratio.toFixed(2)}x`,
   ]);
 }
 await rgSession.close();

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -234,6 +235,19 @@ describe("read_file encodings, images and binary files", () => {
     const p = (await s.call("read_file", { path: "a.out" })) as Payload;
     expect(p).toMatchObject({ kind: "error", code: "EBINARY" });
     expect(String(p.message)).toContain("binary");
+  });
+
+  it("refuses a named pipe instead of blocking on it", async () => {
+    const made = spawnSync("mkfifo", [path.join(root, "pipe")]);
+    if (made.status !== 0) {
+      console.warn("mkfifo unavailable: named-pipe read test skipped");
+      return;
+    }
+    const s = await open();
+    expect(await s.call("read_file", { path: "pipe" })).toMatchObject({ code: "EINVAL_INPUT" });
+    expect(await s.call("search_files", { query: "x", path: "pipe" })).toMatchObject({
+      code: "EINVAL_INPUT",
+    });
   });
 
   it("answers ENOENT, EISDIR and EPATH_ESCAPE (also through a symlink)", async () => {

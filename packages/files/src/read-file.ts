@@ -108,6 +108,11 @@ async function readWithStat(
   abs: string,
   rel: string,
 ): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
+  // Opening a FIFO or a device would block or never end: only regular files are opened.
+  const before = await fs.stat(abs);
+  if (before.isDirectory())
+    throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
+  if (!before.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
   const handle = await fs.open(abs, "r");
   try {
     const stat = await handle.stat();

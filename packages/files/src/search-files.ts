@@ -77,6 +77,11 @@ export const searchFilesTool = defineTool({
     }
     const { target, note } = existingTarget(ctx, input.path);
     const stat = await fs.stat(target.abs);
+    if (!stat.isFile() && !stat.isDirectory()) {
+      throw new ToolbeltError("EINVAL_INPUT", `${target.rel} is neither a file nor a directory`, {
+        details: { field: "path" },
+      });
+    }
     const choice = await chooseEngine(ctx.config);
     if (choice.engine === "unavailable") throw new ToolbeltError("EUNAVAILABLE", choice.reason);
     const maxMatches = ctx.limits.fileSearchMaxMatches;
