@@ -29,6 +29,15 @@ describe("parseBlocks", () => {
     expect(!parsed.ok && parsed.message).toMatch(/no filename/);
   });
 
+  it("does not take a one-word heading like `Update:` for a filename, but takes Makefile", () => {
+    const body = "```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n";
+    expect(parseBlocks(`Update:\n${body}`).ok).toBe(false);
+    const make = parseBlocks(`Makefile\n${body}`);
+    expect(make.ok && make.blocks[0]?.file).toBe("Makefile");
+    const colon = parseBlocks(`**src/x.ts**:\n${body}`);
+    expect(colon.ok && colon.blocks[0]?.file).toBe("src/x.ts");
+  });
+
   it("rejects shell code blocks clearly", () => {
     const parsed = parseBlocks(`${block("a.ts", "a", "b")}\nNow run:\n\`\`\`bash\nnpm test\n\`\`\`\n`);
     expect(parsed.ok).toBe(false);

@@ -68,6 +68,8 @@ function cleanFilename(line: string): string | undefined {
   // Prose has spaces or ends in a full stop; a path (unless quoted in backticks) has neither.
   if (/\s/.test(name)) return undefined;
   if (/[.!?]$/.test(name) && !/\.[A-Za-z0-9]+$/.test(name)) return undefined;
+  // "Update:" introduces a block; "src/a.ts:" or "Makefile" names a file.
+  if (line.trim().endsWith(":") && !/[./\\]/.test(name)) return undefined;
   return name;
 }
 

@@ -111,4 +111,30 @@ describe.skipIf(!built)("edit tools through `toolbelt run`", () => {
     expect(r.code).toBe(0);
     expect(await fs.readFile(path.join(root, "e.txt"), "utf8")).toBe("b\n");
   });
+
+  it("an edit invalidates the read ledger: the next read_file in the session returns the new content", async () => {
+    await fs.writeFile(path.join(root, "r.txt"), "first\nsecond\n");
+    const lines = [
+      { id: "1", tool: "read_file", input: { path: "r.txt" } },
+      { id: "2", tool: "read_file", input: { path: "r.txt" } },
+      { id: "3", tool: "edit_file", input: { path: "r.txt", old_text: "second", new_text: "SECOND" } },
+      { id: "4", tool: "read_file", input: { path: "r.txt" } },
+    ];
+    const result = spawnSync(process.execPath, [bin, "exec", "--root", root], {
+      input: lines.map((l) => JSON.stringify(l)).join("\n"),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    const answers = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; result: { kind: string; content?: string } });
+    expect(answers.map((a) => a.result.kind)).toEqual([
+      "file_content",
+      "file_unchanged",
+      "edit_result",
+      "file_content",
+    ]);
+    expect(answers[3]?.result.content).toContain("SECOND");
+  });
 });
