@@ -154,6 +154,7 @@ async function runForeground(
     void end();
   };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
+  if (ctx.signal.aborted) onAbort();
   let leftovers = 0;
   let status: ExitStatus;
   let durationMs: number;
