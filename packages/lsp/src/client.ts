@@ -101,6 +101,7 @@ export class LspClient {
   #stderr = "";
   #exited: string | undefined;
   #closing = false;
+  #syncTail: Promise<unknown> = Promise.resolve();
 
   constructor(spec: ServerSpec, root: string) {
     this.spec = spec;
@@ -378,7 +379,17 @@ export class LspClient {
    * Makes the server's view of `abs` match the disk: opens it (version 1) or sends the whole new
    * text with the next version when it changed. Returns the synced document.
    */
-  async sync(abs: string): Promise<OpenDocument> {
+  sync(abs: string): Promise<OpenDocument> {
+    // Serialised: two concurrent calls must not both open the same document.
+    const next = this.#syncTail.then(
+      () => this.#syncNow(abs),
+      () => this.#syncNow(abs),
+    );
+    this.#syncTail = next.catch(() => undefined);
+    return next;
+  }
+
+  async #syncNow(abs: string): Promise<OpenDocument> {
     this.#conn();
     const uri = toUri(abs);
     const stat = await fs.stat(abs);
@@ -518,7 +529,6 @@ export class LspClient {
     doc: OpenDocument,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<DiagnosticsOutcome> {
-    const version = doc.version;
     const ask = async (command: string) => {
       const response = await this.request<{ body?: TsserverDiagnostic[] } | TsserverDiagnostic[] | null>(
         "workspace/executeCommand",
@@ -532,12 +542,17 @@ export class LspClient {
       if (!Array.isArray(list)) throw new Error(`unexpected ${command} answer`);
       return list;
     };
-    const [syntactic, semantic] = await Promise.all([
-      ask("syntacticDiagnosticsSync"),
-      ask("semanticDiagnosticsSync"),
-    ]);
-    if (doc.version !== version) return { status: "timed_out", version: doc.version };
-    return { status: "ok", version, diagnostics: [...syntactic, ...semantic].map(fromTsserver) };
+    // tsserver answers for the text it has; if a concurrent call synced a newer version meanwhile, ask again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const version = doc.version;
+      const [syntactic, semantic] = await Promise.all([
+        ask("syntacticDiagnosticsSync"),
+        ask("semanticDiagnosticsSync"),
+      ]);
+      if (doc.version === version)
+        return { status: "ok", version, diagnostics: [...syntactic, ...semantic].map(fromTsserver) };
+    }
+    return { status: "timed_out", version: doc.version };
   }
 
   /**

@@ -77,6 +77,7 @@ export class LspManager {
   readonly options: Required<LspFamilyOptions>;
   readonly #backends = new Map<string, Promise<Backend>>();
   readonly #failed = new Map<string, string>();
+  readonly #builtin = new Map<string, ServerSpec | undefined>();
   /** Diagnostics last reported per file, so after-write notes can say which errors are new. */
   readonly lastErrors = new Map<string, Set<string>>();
 
@@ -88,7 +89,10 @@ export class LspManager {
   specs(root: string, config: ToolbeltConfig): ServerSpec[] {
     const specs = configuredSpecs(config);
     if (this.options.fallback !== "force") {
-      const ts = builtinTypescriptSpec(root, this.options.typescriptServer);
+      // Resolving the binary reads package.json files: once per root is enough.
+      if (!this.#builtin.has(root))
+        this.#builtin.set(root, builtinTypescriptSpec(root, this.options.typescriptServer));
+      const ts = this.#builtin.get(root);
       if (ts) specs.push(ts);
     }
     return specs;
