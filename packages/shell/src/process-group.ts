@@ -52,8 +52,21 @@ function numericEntries(): number[] {
   }
 }
 
-/** Live (non-zombie) members of a process group, from /proc. */
+const HAS_PROC = (() => {
+  try {
+    readdirSync("/proc/self");
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Live (non-zombie) members of a process group, from /proc. Without /proc (macOS) the group
+ * counts as alive while it can be signalled.
+ */
 function groupMembers(pgid: number): number[] {
+  if (!HAS_PROC) return [pgid];
   const members: number[] = [];
   for (const pid of numericEntries()) {
     let stat: string;
