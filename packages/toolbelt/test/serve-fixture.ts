@@ -1,6 +1,6 @@
 // Shared by the serve-*.test.ts e2e tests: a temp project whose config turns tool search on and loads
 // a plugin (written against the built @toolbelt/core) with a deferrable tool, a tool that needs
-// approval and a slow tool that honours cancellation.
+// approval and a slow tool that honours cancellation (plugin tools are deferrable unless they say not).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
@@ -26,7 +26,7 @@ export default definePlugin({
       execute: (input) => ({ kind: "echo", text: input.text }),
     }),
     defineTool({
-      name: "touch_marker", family: "fixture", access: "execute",
+      name: "touch_marker", family: "fixture", access: "execute", deferrable: false,
       description: "Write a marker file (execute access, so the default policy asks first).",
       input: z.object({ name: z.string() }),
       async execute(input, ctx) {
@@ -36,7 +36,7 @@ export default definePlugin({
       },
     }),
     defineTool({
-      name: "slow_wait", family: "fixture", access: "read",
+      name: "slow_wait", family: "fixture", access: "read", deferrable: false,
       description: "Wait some milliseconds, or until the call is cancelled.",
       input: z.object({ ms: z.number() }),
       execute: (input, ctx) => new Promise((resolve) => {
