@@ -30,15 +30,28 @@ export interface PtyAvailability {
   detail: string;
 }
 
-let loaded: Promise<PtyAvailability> | undefined;
+const loaded = new Map<string, Promise<PtyAvailability>>();
+
+/** The node-pty package used by default: a fork that ships prebuilt binaries. */
+export const DEFAULT_PTY_MODULE = "@lydell/node-pty";
 
 /**
- * Loads node-pty (`@lydell/node-pty`, which ships prebuilt binaries) on first use only, so a
- * missing or broken native module costs nothing until `tty: true` is asked for.
+ * Loads node-pty on first use only, so a missing or broken native module costs nothing until
+ * `tty: true` is asked for. `TOOLBELT_PTY_MODULE` names another package with the node-pty API
+ * (for example `node-pty`).
  */
 export function loadPty(): Promise<PtyAvailability> {
-  loaded ??= (async () => {
-    const name = "@lydell/node-pty";
+  const name = process.env.TOOLBELT_PTY_MODULE || DEFAULT_PTY_MODULE;
+  let promise = loaded.get(name);
+  if (!promise) {
+    promise = importPty(name);
+    loaded.set(name, promise);
+  }
+  return promise;
+}
+
+function importPty(name: string): Promise<PtyAvailability> {
+  return (async () => {
     try {
       const mod = (await import(name)) as { default?: PtyModule } & Partial<PtyModule>;
       const api = typeof mod.spawn === "function" ? (mod as PtyModule) : mod.default;
@@ -55,5 +68,4 @@ export function loadPty(): Promise<PtyAvailability> {
       return { module: undefined, detail: `${name} could not be loaded: ${(error as Error).message}` };
     }
   })();
-  return loaded;
 }
