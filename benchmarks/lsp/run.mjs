@@ -27,7 +27,14 @@ function makeProject() {
   writeFileSync(
     path.join(root, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", noEmit: true, types: [] },
+      compilerOptions: {
+        strict: true,
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        noEmit: true,
+        types: [],
+      },
       include: ["src"],
     }),
   );
@@ -69,7 +76,8 @@ async function cold(root, family) {
     const start = now();
     const result = await session.call("lsp_diagnostics", { path: "src/main.ts" });
     times.push(now() - start);
-    if (result.kind !== "lsp_diagnostics" || result.errors !== 1) throw new Error(`unexpected: ${JSON.stringify(result).slice(0, 300)}`);
+    if (result.kind !== "lsp_diagnostics" || result.errors !== 1)
+      throw new Error(`unexpected: ${JSON.stringify(result).slice(0, 300)}`);
     await session.close();
   }
   return stats(times);
@@ -99,10 +107,22 @@ export const wrong: string = new Model${FILES - 1}(1).twice();
       const r = await session.call("lsp_diagnostics", { path: "src/main.ts" });
       if (r.errors !== 1) throw new Error(`unexpected ${JSON.stringify(r).slice(0, 200)}`);
     }),
-    definition: await measure(() => session.call("lsp_definition", { path: "src/main.ts", line: 2, symbol: `compute${FILES - 1}` })),
-    references: await measure(() => session.call("lsp_references", { path: `src/m${Math.floor(FILES / 2)}.ts`, symbol: `Model${Math.floor(FILES / 2)}` })),
+    definition: await measure(() =>
+      session.call("lsp_definition", { path: "src/main.ts", line: 2, symbol: `compute${FILES - 1}` }),
+    ),
+    references: await measure(() =>
+      session.call("lsp_references", {
+        path: `src/m${Math.floor(FILES / 2)}.ts`,
+        symbol: `Model${Math.floor(FILES / 2)}`,
+      }),
+    ),
     hover: await measure(() => session.call("lsp_hover", { path: "src/main.ts", line: 3, symbol: "twice" })),
-    symbol_path: await measure(() => session.call("lsp_hover", { path: `src/m${Math.floor(FILES / 2)}.ts`, symbol: `Model${Math.floor(FILES / 2)}/twice` })),
+    symbol_path: await measure(() =>
+      session.call("lsp_hover", {
+        path: `src/m${Math.floor(FILES / 2)}.ts`,
+        symbol: `Model${Math.floor(FILES / 2)}/twice`,
+      }),
+    ),
   };
   writeFileSync(main, original);
   await session.close();
@@ -111,9 +131,19 @@ export const wrong: string = new Model${FILES - 1}(1).twice();
 
 const root = makeProject();
 const backends = [
-  { name: "typescript-language-server", family: () => createLspFamily({ fallback: "off", diagnosticsTimeoutMs: 120_000 }) },
-  { name: "tsgo --lsp (TS 7)", family: () => createLspFamily({ fallback: "off", typescriptServer: "tsgo", diagnosticsTimeoutMs: 120_000 }) },
-  { name: "ts-morph fallback", family: () => createLspFamily({ fallback: "force", diagnosticsTimeoutMs: 120_000 }) },
+  {
+    name: "typescript-language-server",
+    family: () => createLspFamily({ fallback: "off", diagnosticsTimeoutMs: 120_000 }),
+  },
+  {
+    name: "tsgo --lsp (TS 7)",
+    family: () =>
+      createLspFamily({ fallback: "off", typescriptServer: "tsgo", diagnosticsTimeoutMs: 120_000 }),
+  },
+  {
+    name: "ts-morph fallback",
+    family: () => createLspFamily({ fallback: "force", diagnosticsTimeoutMs: 120_000 }),
+  },
 ];
 
 const results = [];
@@ -126,21 +156,36 @@ for (const b of backends) {
 }
 
 const tscStart = now();
-const tsc = spawnSync(process.execPath, [path.join(REPO, "node_modules/typescript/lib/tsc.js"), "--noEmit", "-p", root], { encoding: "utf8" });
+const tsc = spawnSync(
+  process.execPath,
+  [path.join(REPO, "node_modules/typescript/lib/tsc.js"), "--noEmit", "-p", root],
+  { encoding: "utf8" },
+);
 const tscMs = now() - tscStart;
 rmSync(root, { recursive: true, force: true });
 
 const base = results[0];
-console.log(`Project: ${FILES + 1} TypeScript files; cold runs: ${COLD}; warm runs: ${WARM}; ${os.cpus().length} CPUs; Node ${process.version}\n`);
+console.log(
+  `Project: ${FILES + 1} TypeScript files; cold runs: ${COLD}; warm runs: ${WARM}; ${os.cpus().length} CPUs; Node ${process.version}\n`,
+);
 console.log(`Reference: tsc --noEmit (TypeScript 5.9, whole project, exit ${tsc.status}): ${fmt(tscMs)}\n`);
-console.log("Time to first diagnostics of src/main.ts, cold (new session: server start + project load + check):\n");
+console.log(
+  "Time to first diagnostics of src/main.ts, cold (new session: server start + project load + check):\n",
+);
 console.log(
   table(
     ["backend", "median", "p90", "vs typescript-language-server"],
-    results.map((r) => [r.name, fmt(r.cold.median), fmt(r.cold.p90), base ? ratio(r.cold.median, base.cold.median) : "-"]),
+    results.map((r) => [
+      r.name,
+      fmt(r.cold.median),
+      fmt(r.cold.p90),
+      base ? ratio(r.cold.median, base.cold.median) : "-",
+    ]),
   ),
 );
-console.log("\nWarm request latency, median (p90), through session.call (tool validation and rendering included):\n");
+console.log(
+  "\nWarm request latency, median (p90), through session.call (tool validation and rendering included):\n",
+);
 const kinds = ["diagnostics", "definition", "references", "hover", "symbol_path"];
 console.log(
   table(
@@ -152,6 +197,9 @@ console.log("\nWarm medians relative to typescript-language-server:\n");
 console.log(
   table(
     ["backend", ...kinds],
-    results.map((r) => [r.name, ...kinds.map((k) => (base ? ratio(r.warm[k].median, base.warm[k].median) : "-"))]),
+    results.map((r) => [
+      r.name,
+      ...kinds.map((k) => (base ? ratio(r.warm[k].median, base.warm[k].median) : "-")),
+    ]),
   ),
 );
