@@ -162,7 +162,7 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
       expect(tool?.parameters.type).toBe("object");
       expect(tool?.parameters.$schema).toBeUndefined();
     }
-    expect((byName.get("hard_record")?.parameters.properties as Schema).env).toMatchObject({
+    expect((byName.get("hard_record")?.parameters.properties as Schema | undefined)?.env).toMatchObject({
       additionalProperties: { type: "string" },
     });
     for (const name of ["hard_root_union", "hard_nested"]) {
@@ -175,7 +175,9 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
     expect(Object.keys(union.properties as Schema).sort()).toEqual(["file", "line", "path"]);
     expect(String(union.description)).toContain("path | file");
     // Dropped keywords survive as words in the description.
-    const at = ((byName.get("hard_nested")?.parameters.properties as Schema).edits as Schema).items as Schema;
+    const at = (
+      (byName.get("hard_nested")?.parameters.properties as Schema | undefined)?.edits as Schema | undefined
+    )?.items as Schema;
     expect(String((at.properties as Record<string, Schema>).at?.description)).toContain("default: 0");
   });
 

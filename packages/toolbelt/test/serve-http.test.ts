@@ -102,9 +102,9 @@ describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)"
     const created = await api("POST", "/api/sessions", { root: "sub" });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ root: path.join(root, "sub") });
-    const escape = await api("POST", "/api/sessions", { root: "/etc" });
-    expect(escape.status).toBe(400);
-    expect(escape.body).toMatchObject({ error: { code: "EPATH_ESCAPE" } });
+    const outside = await api("POST", "/api/sessions", { root: "/etc" });
+    expect(outside.status).toBe(400);
+    expect(outside.body).toMatchObject({ error: { code: "EPATH_ESCAPE" } });
     expect((await api("DELETE", `/api/sessions/${created.body.id}`)).status).toBe(200);
   });
 
