@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { createSession, type Payload, parseToolText } from "@toolbelt/core";
 import { describe, expect, it } from "vitest";
 import { FILES, makeProject } from "./__fixtures__/project.js";
-import { createLspFamily } from "./index.js";
+import { createLspFamily, type LspClient, type LspManager } from "./index.js";
 import { findTsgo } from "./servers.js";
 
 const PUSH_SERVER = fileURLToPath(new URL("./__fixtures__/push-server.mjs", import.meta.url));
@@ -107,6 +107,32 @@ describe("a configured push server", () => {
       expect(more.notes[0]).toMatch(
         /^# lsp: 1 new error in notes.txt after this write \(2 in total\)\n {2}3: error E1 \(col 1\)/,
       );
+    } finally {
+      await session.close();
+      cleanup();
+    }
+  });
+});
+
+describe("sub-agents", () => {
+  it("share the parent's server, and closing a fork leaves it running", async () => {
+    const { root, cleanup } = makeProject({ "notes.txt": "ERROR\n" });
+    const session = await createSession({
+      root,
+      config: fixtureConfig("staged"),
+      plugins: [createLspFamily()],
+    });
+    try {
+      await session.call("lsp_diagnostics", { path: "notes.txt" });
+      const manager = session.state<LspManager | undefined>("lsp.manager", () => undefined) as LspManager;
+      const [client] = (await manager.running(session.root)) as LspClient[];
+      const child = await session.fork();
+      const viaChild = (await child.call("lsp_diagnostics", { path: "notes.txt" })) as DiagPayload;
+      expect(viaChild.count).toBe(1);
+      expect(await manager.running(session.root)).toEqual([client]);
+      await child.close();
+      expect(() => process.kill(client?.pid as number, 0)).not.toThrow();
+      expect(((await session.call("lsp_diagnostics", { path: "notes.txt" })) as DiagPayload).count).toBe(1);
     } finally {
       await session.close();
       cleanup();
