@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import net from "node:net";
@@ -5,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUILT, type HttpProcess, makeRoot, REPO, startHttp } from "./serve-fixture.js";
+import { BIN, BUILT, type HttpProcess, makeRoot, REPO, startHttp } from "./serve-fixture.js";
 
 if (!BUILT)
   console.warn("serve-http tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
@@ -407,6 +408,29 @@ describe.skipIf(!BUILT)("connectClient reconnection", () => {
     } finally {
       await client.close();
       await server.stop();
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!BUILT)("toolbelt serve usage", () => {
+  it("needs exactly one of --mcp and --http, and refuses a broken config before serving (exit 2)", async () => {
+    const root = await makeRoot();
+    try {
+      for (const flags of [[], ["--mcp", "--http"]]) {
+        const result = spawnSync(process.execPath, [BIN, "serve", ...flags, "--root", root], {
+          encoding: "utf8",
+        });
+        expect(result.status).toBe(2);
+        expect(result.stderr).toContain("exactly one of --mcp or --http");
+      }
+      await fs.writeFile(path.join(root, "configs/app.json"), JSON.stringify({ agent: { nope: 1 } }));
+      const broken = spawnSync(process.execPath, [BIN, "serve", "--http", "--port", "0", "--root", root], {
+        encoding: "utf8",
+      });
+      expect(broken.status).toBe(2);
+      expect(broken.stdout).toContain("agent.nope");
+    } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
   });
