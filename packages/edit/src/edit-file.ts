@@ -13,7 +13,8 @@ export function failurePayload(failure: MatchFailure, extra: Record<string, unkn
   return errorPayload(failure.code, failure.message, {
     ...extra,
     ...(failure.strategy ? { strategy: failure.strategy } : {}),
-    ...(failure.lines ? { match_lines: failure.lines } : {}),
+    // A one-character search can match thousands of times; the payload keeps the first 50.
+    ...(failure.lines ? { match_count: failure.lines.length, match_lines: failure.lines.slice(0, 50) } : {}),
     ...(failure.candidate ? { candidate: failure.candidate } : {}),
     tried: failure.tried,
   });

@@ -125,6 +125,7 @@ describe("edit_file", () => {
     const multi = await s.call("edit_file", { path: "m.js", old_text: "a();", new_text: "c();" });
     expect(multi.code).toBe("EMULTI_MATCH");
     expect(multi.match_lines).toEqual([1, 3]);
+    expect(multi.match_count).toBe(2);
     const none = await s.call("edit_file", { path: "m.js", old_text: "d();", new_text: "c();" });
     expect(none.code).toBe("ENO_MATCH");
     expect(await read("m.js")).toBe(original);
