@@ -10,6 +10,20 @@ import { type Target, terminate } from "./process-group.js";
 /** A running session untouched (no output, no read or write) this long may be reaped for a new one. */
 export const DEFAULT_IDLE_REAP_MS = 10 * 60 * 1000;
 
+// Temporary directories of sessions not closed yet: removed at process exit if their session
+// never closes (a host that exits without session.close()).
+const liveTmpdirs = new Set<string>();
+let exitCleanupInstalled = false;
+
+function registerTmpdir(dir: string): void {
+  liveTmpdirs.add(dir);
+  if (exitCleanupInstalled) return;
+  exitCleanupInstalled = true;
+  process.once("exit", () => {
+    for (const d of liveTmpdirs) rmSync(d, { recursive: true, force: true });
+  });
+}
+
 function idleReapMs(): number {
   const fromEnv = Number(process.env.TOOLBELT_SHELL_IDLE_MS);
   return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_IDLE_REAP_MS;
@@ -56,7 +70,10 @@ export class ShellState {
 
   /** The per-session TMPDIR, created on first use and removed at close. */
   tmpdir(): string {
-    this.#tmpdir ??= mkdtempSync(path.join(os.tmpdir(), "toolbelt-shell-"));
+    if (!this.#tmpdir) {
+      this.#tmpdir = mkdtempSync(path.join(os.tmpdir(), "toolbelt-shell-"));
+      registerTmpdir(this.#tmpdir);
+    }
     return this.#tmpdir;
   }
 
@@ -155,7 +172,10 @@ export class ShellState {
     await Promise.allSettled(endings);
     this.#shells.clear();
     this.#foreground.clear();
-    if (this.#tmpdir) rmSync(this.#tmpdir, { recursive: true, force: true });
+    if (this.#tmpdir) {
+      rmSync(this.#tmpdir, { recursive: true, force: true });
+      liveTmpdirs.delete(this.#tmpdir);
+    }
   }
 }
 
