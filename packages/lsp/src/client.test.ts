@@ -20,7 +20,7 @@ type DiagPayload = Payload & {
   }>;
 };
 
-function fixtureConfig(mode: "staged" | "silent", afterEdit = false) {
+function fixtureConfig(mode: "staged" | "silent" | "crash", afterEdit = false) {
   return {
     lsp: {
       fixture: {
@@ -161,6 +161,26 @@ describe("servers that cannot start", () => {
       const unserved = await session.call("lsp_hover", { path: "x.unknown", line: 1, column: 1 });
       expect(unserved).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(unserved.message)).toContain('add one under "lsp"');
+    } finally {
+      await session.close();
+      cleanup();
+    }
+  });
+
+  it("reports a server that dies mid-session with its exit, without restarting it", async () => {
+    const { root, cleanup } = makeProject({ "notes.txt": "ERROR\n" });
+    const session = await createSession({
+      root,
+      config: fixtureConfig("crash"),
+      plugins: [createLspFamily()],
+    });
+    try {
+      const first = await session.call("lsp_diagnostics", { path: "notes.txt" });
+      expect(first).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
+      expect(String(first.message)).toContain("exited with code 3");
+      const second = await session.call("lsp_diagnostics", { path: "notes.txt" });
+      expect(second).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
+      expect(String(second.message)).toContain("exited with code 3");
     } finally {
       await session.close();
       cleanup();

@@ -215,8 +215,11 @@ export class LspClient {
     connection.onNotification(() => {});
     connection.onError(() => {});
     connection.onClose(() => {
-      this.#exited ??= `closed its connection${this.#stderrNote()}`;
-      this.#wake();
+      // The pipe closes just before the process exits; give the exit (with its code) a moment to be the reason.
+      setTimeout(() => {
+        this.#exited ??= `closed its connection${this.#stderrNote()}`;
+        this.#wake();
+      }, 200).unref();
     });
     connection.listen();
 
@@ -565,16 +568,25 @@ export class LspClient {
   ): Promise<DiagnosticsOutcome> {
     const version = doc.version;
     const deadline = Date.now() + options.timeoutMs;
-    return new Promise<DiagnosticsOutcome>((resolve) => {
+    return new Promise<DiagnosticsOutcome>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const finish = (outcome: DiagnosticsOutcome) => {
+      const finish = (outcome: DiagnosticsOutcome | ToolbeltError) => {
         clearTimeout(timer);
         this.#waiters.delete(check);
         options.signal?.removeEventListener("abort", check);
-        resolve(outcome);
+        if (outcome instanceof ToolbeltError) reject(outcome);
+        else resolve(outcome);
       };
       const check = () => {
-        if (doc.version !== version || this.#exited || options.signal?.aborted || Date.now() >= deadline) {
+        if (this.#exited) {
+          finish(new ToolbeltError("EUNAVAILABLE", `language server ${this.spec.name} ${this.#exited}`));
+          return;
+        }
+        if (options.signal?.aborted) {
+          finish(new ToolbeltError("ECANCELLED", "the call was cancelled"));
+          return;
+        }
+        if (doc.version !== version || Date.now() >= deadline) {
           finish({ status: "timed_out", version });
           return;
         }

@@ -1,6 +1,6 @@
 // A minimal stdio language server for tests of the push path: it publishes diagnostics in stages
 // (a stale publish for the previous version, a partial one, then the final one), or never
-// (PUSH_FIXTURE_MODE=silent). Every line containing ERROR gets one error.
+// (PUSH_FIXTURE_MODE=silent), or exits on the first document (PUSH_FIXTURE_MODE=crash). Every line containing ERROR gets one error.
 let buffer = Buffer.alloc(0);
 const mode = process.env.PUSH_FIXTURE_MODE ?? "staged";
 
@@ -32,6 +32,7 @@ function errorsOf(text) {
 
 function onDocument(uri, version, text) {
   if (mode === "silent") return;
+  if (mode === "crash") process.exit(3);
   if (version > 1)
     publish(uri, version - 1, [
       { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } }, severity: 1, message: "stale" },
