@@ -7,6 +7,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ErrorCode as McpErrorCode,
+  SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   type ApprovalPrompt,
@@ -64,6 +65,12 @@ export async function serveMcp(
     return result as { action: string; content?: Record<string, unknown> };
   };
 
+  let logLevel: string | undefined;
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    logLevel = request.params.level;
+    return {};
+  });
+
   let session: Promise<Session> | undefined;
   const ensureSession = (): Promise<Session> => {
     session ??= (async () => {
@@ -85,8 +92,10 @@ export async function serveMcp(
       created.on("tools_bound", () => {
         server.sendToolListChanged().catch(() => {});
       });
-      // Forward the event stream as debug log messages, for clients that draw progress.
+      // The event stream goes out as debug log messages, only to a client that asked for debug
+      // logs: a tool_result event repeats the whole result, which nobody else should pay for.
       created.on("*", (event) => {
+        if (logLevel !== "debug") return;
         server.sendLoggingMessage({ level: "debug", logger: "toolbelt", data: event }).catch(() => {});
       });
       return created;

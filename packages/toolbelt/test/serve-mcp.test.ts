@@ -57,6 +57,10 @@ describe.skipIf(!BUILT)("toolbelt serve --mcp (real MCP SDK client over stdio)",
       client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
         forwarded.push(n.params.data as { type?: string; tool?: string });
       });
+      // Events are forwarded only to a client that asks for debug logs.
+      await client.callTool({ name: "slow_wait", arguments: { ms: 1 } });
+      expect(forwarded).toEqual([]);
+      await client.setLoggingLevel("debug");
       const result = await client.callTool({ name: "slow_wait", arguments: { ms: 1 } });
       expect(result.isError).toBe(false);
       expect(result.structuredContent).toEqual({ kind: "waited", ms: 1 });
