@@ -751,7 +751,7 @@ function callHierarchyTool(opts: LspFamilyOptions) {
       ) => {
         if (!entries) return undefined;
         const rows = entries.map((e) => {
-          const where = e.outside_root ? `${e.path}:${e.line}` : `${e.path}:${e.line}`;
+          const where = `${e.path}:${e.line}`;
           return `  ${where}: ${e.symbol_kind} ${e.name} — ${verb} line${e.call_lines.length > 1 ? "s" : ""} ${e.call_lines.join(", ")}`;
         });
         return `${title} (${countWithCap(count ?? 0, p.cap, (count ?? 0) > p.cap)}):\n${rows.join("\n") || "  (none)"}`;
