@@ -100,12 +100,18 @@ describe("a configured push server", () => {
       expect(clean.notes).toEqual([]);
       const broken = await session.writeFile(path.join(root, "notes.txt"), "still fine\nan ERROR\n");
       expect(broken.notes).toEqual([
-        "# lsp: 1 new error in notes.txt after this write (1 in total)\n  2: error E1 (col 4): found ERROR on line 2",
+        "lsp: 1 new error in notes.txt after this write (1 in total)\n  2: error E1 (col 4): found ERROR on line 2",
       ]);
+      // The note must not read back as a header of the write's result.
+      const text = (await session.callWithText("lsp_diagnostics", { path: "notes.txt" })).text;
+      expect(parseToolText(`# Kind: file_written\n${broken.notes[0]}`).headers).toEqual({
+        Kind: "file_written",
+      });
+      expect(text).toContain("2: error E1");
       // Only errors not present before are new.
       const more = await session.writeFile(path.join(root, "notes.txt"), "still fine\nan ERROR\nERROR\n");
       expect(more.notes[0]).toMatch(
-        /^# lsp: 1 new error in notes.txt after this write \(2 in total\)\n {2}3: error E1 \(col 1\)/,
+        /^lsp: 1 new error in notes.txt after this write \(2 in total\)\n {2}3: error E1 \(col 1\)/,
       );
     } finally {
       await session.close();

@@ -38,14 +38,14 @@ async function afterWrite(
   const before = manager.lastErrors.get(abs);
   const { outcome } = await manager.diagnostics(session.root, session.config, abs);
   if (outcome.status === "timed_out")
-    return `# lsp: diagnostics for ${rel} timed out after ${manager.options.diagnosticsTimeoutMs} ms (unknown, not "no problems")`;
+    return `lsp: diagnostics for ${rel} timed out after ${manager.options.diagnosticsTimeoutMs} ms (unknown, not "no problems")`;
   const errors = outcome.diagnostics.map(toDiagnosticItem).filter((d) => d.severity === "error");
   manager.lastErrors.set(abs, new Set(errors.map(errorKeyOf)));
   const fresh = before ? errors.filter((d) => !before.has(errorKeyOf(d))) : errors;
   if (fresh.length === 0) return undefined;
   const head = before
-    ? `# lsp: ${fresh.length} new error${fresh.length === 1 ? "" : "s"} in ${rel} after this write (${errors.length} in total)`
-    : `# lsp: ${errors.length} error${errors.length === 1 ? "" : "s"} in ${rel} after this write`;
+    ? `lsp: ${fresh.length} new error${fresh.length === 1 ? "" : "s"} in ${rel} after this write (${errors.length} in total)`
+    : `lsp: ${errors.length} error${errors.length === 1 ? "" : "s"} in ${rel} after this write`;
   const shown = fresh.slice(0, AFTER_WRITE_SHOWN).map((d) => `  ${d.line}: ${diagnosticText(d)}`);
   if (fresh.length > AFTER_WRITE_SHOWN)
     shown.push(`  … ${fresh.length - AFTER_WRITE_SHOWN} more (lsp_diagnostics lists them)`);
