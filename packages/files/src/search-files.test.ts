@@ -319,6 +319,29 @@ describe("search_files text", () => {
   });
 });
 
+describe("search_files cancellation", () => {
+  it("answers ECANCELLED when the call is aborted mid-search, with either engine", async () => {
+    const tree = await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-abort-"));
+    const many: Tree = {};
+    for (let i = 0; i < 400; i++)
+      many[`d${i % 20}/f${i}.txt`] = `line\n${"filler text\n".repeat(200)}needle\n`;
+    await writeTree(tree, many);
+    for (const engine of engines) {
+      const s = await session(tree, engine);
+      const controller = new AbortController();
+      const pending = s.call("search_files", { query: "needle" }, { signal: controller.signal });
+      controller.abort();
+      expect(await pending).toMatchObject({ kind: "error", code: "ECANCELLED" });
+      // The session still answers afterwards.
+      expect(await s.call("search_files", { query: "needle", path: "d1" })).toMatchObject({
+        kind: "search_results",
+      });
+      await s.close();
+    }
+    await fs.rm(tree, { recursive: true, force: true });
+  });
+});
+
 describe("search engine selection", () => {
   it("TOOLBELT_SEARCH_ENGINE forces the JS engine over config", async () => {
     const previous = process.env.TOOLBELT_SEARCH_ENGINE;
