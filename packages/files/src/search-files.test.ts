@@ -79,6 +79,7 @@ const fixture: Tree = {
   "src/Main.TS": "export function needleSync() {}\nfunction  otherSync () {}\n",
   "src/util.js": "function fooSync(a) { return a }\n// needle\n",
   "long.txt": `${"x".repeat(3000)} needle\n`,
+  "unicode.txt": "café au lait\nnaïve needle\n١٢٣ digits\nplain cafe\n",
 };
 
 beforeAll(async () => {
@@ -179,6 +180,10 @@ describe("search_files: ripgrep and the JS walker agree", () => {
     ["an explicitly named ignored file", { query: "needle", path: "sub/secret.txt" }],
     ["a missing directory", { query: "needle", path: "sub/nope/deeper" }],
     ["no matches", { query: "zzzz-not-there" }],
+    ["Unicode \\w", { query: "caf\\w\\b" }],
+    ["Unicode \\b and \\w+", { query: "\\bna\\w+ve\\b" }],
+    ["Unicode \\d", { query: "^\\d+ digits" }],
+    ["\\W and \\B", { query: "caf\\W|\\Bfe\\b" }],
   ])("%s", async (_label, input) => {
     const results = await searchBoth(input);
     const js = results.js as SearchResultsPayload;

@@ -48,6 +48,13 @@ describe("searchBuffer", () => {
     expect(searchBuffer(Buffer.from("needle\0"), compileQuery("needle"))).toBeUndefined();
   });
 
+  it("gives \\w, \\d and \\b their Unicode meaning, as Rust regex does", () => {
+    expect(run("^\\w+$", "café\n")).toEqual([{ line: 1, text: "café" }]);
+    expect(run("^\\d+$", "١٢٣\n")).toHaveLength(1);
+    expect(run("caf\\b", "café\ncaf é\n")).toEqual([{ line: 2, text: "caf é" }]);
+    expect(run("[\\w-]+é", "a-bé\n")).toHaveLength(1);
+  });
+
   it("translates a leading (?i), \\A and \\z", () => {
     expect(run("(?i)HELLO", "hello\n")).toHaveLength(1);
     expect(run("\\Ahello\\z", "hello\nhello world\n")).toEqual([{ line: 1, text: "hello" }]);

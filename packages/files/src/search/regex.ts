@@ -121,11 +121,57 @@ export function requiredLiteral(source: string): string | undefined {
   return best || undefined;
 }
 
+/** Rust's Unicode `\w`: letters, marks, decimal digits, connector punctuation, joiners. */
+const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
+
+/**
+ * Rewrites `\w \W \d \D \b \B` into their Unicode meaning (as in Rust regex, where `\w` matches
+ * `é`); valid only with the `u` flag. `\W` inside a bracket class has no such spelling and stays ASCII.
+ */
+export function unicodeClasses(source: string): string {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i] as string;
+    if (ch === "\\") {
+      const next = source[i + 1] ?? "";
+      i++;
+      if (inClass) {
+        if (next === "w") out += WORD;
+        else if (next === "d") out += "\\p{Nd}";
+        else if (next === "D") out += "\\P{Nd}";
+        else out += `\\${next}`;
+        continue;
+      }
+      if (next === "w") out += `[${WORD}]`;
+      else if (next === "W") out += `[^${WORD}]`;
+      else if (next === "d") out += "\\p{Nd}";
+      else if (next === "D") out += "\\P{Nd}";
+      else if (next === "b") out += `(?:(?<=[${WORD}])(?![${WORD}])|(?<![${WORD}])(?=[${WORD}]))`;
+      else if (next === "B") out += `(?:(?<=[${WORD}])(?=[${WORD}])|(?<![${WORD}])(?![${WORD}]))`;
+      else out += `\\${next}`;
+      continue;
+    }
+    if (ch === "[" && !inClass) {
+      inClass = true;
+      out += ch;
+      // A `]` right after `[` or `[^` is a literal member, not the end of the class.
+      if (source[i + 1] === "^") out += source[++i];
+      if (source[i + 1] === "]") out += `\\${source[++i]}`;
+      continue;
+    }
+    if (ch === "]" && inClass) inClass = false;
+    out += ch;
+  }
+  return out;
+}
+
 function build(source: string, flags: string): RegExp {
   try {
-    return new RegExp(source, `${flags}u`);
+    return new RegExp(unicodeClasses(source), `${flags}u`);
   } catch {
-    // Unicode mode rejects identity escapes such as `\-` that Rust regex accepts.
+    // Unicode mode rejects identity escapes such as `\-` that Rust regex accepts; fall back to
+    // the pattern as written, where `\w`, `\d` and `\b` are ASCII-only.
     return new RegExp(source, flags);
   }
 }
