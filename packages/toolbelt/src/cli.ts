@@ -91,7 +91,7 @@ async function openSession(
   families?: readonly FamilyName[],
   client?: ClientInfo,
 ): Promise<Session> {
-  return createToolbelt({
+  const session = await createToolbelt({
     root: path.resolve(args.root),
     ...(client ? { client } : {}),
     ...(args.config ? { configFile: args.config } : {}),
@@ -100,6 +100,18 @@ async function openSession(
     allow: args.allow ?? [],
     ...(families ? { families } : {}),
   });
+  // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
+  // groups, language servers and MCP servers do not outlive the CLI.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void session.close().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  session.onClose(() => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  });
+  return session;
 }
 
 function common<T>(y: Argv<T>) {

@@ -206,3 +206,42 @@ describe("toolbelt CLI", () => {
     expect(report.find((r) => r.name === "node")?.status).toBe("ok");
   });
 });
+
+describe("signals", () => {
+  it("SIGTERM to exec ends the background commands it started", async () => {
+    const { spawn } = await import("node:child_process");
+    const { readdirSync, readFileSync: read } = await import("node:fs");
+    const mark = `91${process.pid}`;
+    const child = spawn(process.execPath, [
+      path.join(REPO, "packages/toolbelt/dist/bin.js"),
+      "exec",
+      "--root",
+      root,
+      "--allow",
+      "shell",
+    ]);
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stdin.write(
+      `${JSON.stringify({ id: "bg", tool: "shell", input: { command: `sleep ${mark}.5`, run_in_background: true } })}\n`,
+    );
+    for (let i = 0; i < 300 && !out.includes('"bg"'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain("shell_id");
+    const alive = () =>
+      readdirSync("/proc").filter((p) => {
+        try {
+          return /^\d+$/.test(p) && read(`/proc/${p}/cmdline`, "utf8").includes(`${mark}.5`);
+        } catch {
+          return false;
+        }
+      });
+    expect(alive().length).toBeGreaterThan(0);
+    child.kill("SIGTERM");
+    const code = await new Promise((r) => child.on("close", r));
+    expect(code).toBe(143);
+    for (let i = 0; i < 50 && alive().length; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toEqual([]);
+  }, 60_000);
+});
