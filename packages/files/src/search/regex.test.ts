@@ -53,6 +53,9 @@ describe("searchBuffer", () => {
     expect(run("^\\d+$", "١٢٣\n")).toHaveLength(1);
     expect(run("caf\\b", "café\ncaf é\n")).toEqual([{ line: 2, text: "caf é" }]);
     expect(run("[\\w-]+é", "a-bé\n")).toHaveLength(1);
+    expect(run("\\bfoo\\b", "éfoo\nfooé\nx foo.\n")).toEqual([{ line: 3, text: "x foo." }]);
+    expect(run("\\bf?oo", "oo\n")).toEqual([{ line: 1, text: "oo" }]);
+    expect(run("\\b\\d", "a1\n 1\n")).toEqual([{ line: 2, text: " 1" }]);
   });
 
   it("translates a leading (?i), \\A and \\z", () => {

@@ -121,6 +121,8 @@ export function requiredLiteral(source: string): string | undefined {
   return best || undefined;
 }
 
+const ASCII_WORD = /^[A-Za-z0-9_]$/;
+
 /** Rust's Unicode `\w`: letters, marks, decimal digits, connector punctuation, joiners. */
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
 
@@ -131,8 +133,12 @@ const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
 export function unicodeClasses(source: string): string {
   let out = "";
   let inClass = false;
+  // The previous plain (unescaped, outside a class) character, or "" after anything else.
+  let prev = "";
   for (let i = 0; i < source.length; i++) {
     const ch = source[i] as string;
+    const last = prev;
+    prev = "";
     if (ch === "\\") {
       const next = source[i + 1] ?? "";
       i++;
@@ -147,8 +153,16 @@ export function unicodeClasses(source: string): string {
       else if (next === "W") out += `[^${WORD}]`;
       else if (next === "d") out += "\\p{Nd}";
       else if (next === "D") out += "\\P{Nd}";
-      else if (next === "b") out += `(?:(?<=[${WORD}])(?![${WORD}])|(?<![${WORD}])(?=[${WORD}]))`;
-      else if (next === "B") out += `(?:(?<=[${WORD}])(?=[${WORD}])|(?<![${WORD}])(?![${WORD}]))`;
+      else if (next === "b") {
+        // Next to a literal word character a boundary is one lookaround; the leading `(?=x)`
+        // lets most positions fail on one comparison (a full boundary test per position made a
+        // search of minified lines several times slower).
+        const following = source[i + 1] ?? "";
+        const optional = "?*{".includes(source[i + 2] || "+");
+        if (ASCII_WORD.test(following) && !optional) out += `(?=${following})(?<![${WORD}])`;
+        else if (ASCII_WORD.test(last)) out += `(?![${WORD}])`;
+        else out += `(?:(?<=[${WORD}])(?![${WORD}])|(?<![${WORD}])(?=[${WORD}]))`;
+      } else if (next === "B") out += `(?:(?<=[${WORD}])(?=[${WORD}])|(?<![${WORD}])(?![${WORD}]))`;
       else out += `\\${next}`;
       continue;
     }
@@ -161,6 +175,7 @@ export function unicodeClasses(source: string): string {
       continue;
     }
     if (ch === "]" && inClass) inClass = false;
+    else if (!inClass) prev = ch;
     out += ch;
   }
   return out;
