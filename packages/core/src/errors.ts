@@ -69,6 +69,8 @@ const nodeCodes: Record<string, ErrorCode> = {
   ENAMETOOLONG: "EINVAL_INPUT",
   ELOOP: "EPATH_ESCAPE",
   EFBIG: "ETOO_LARGE",
+  // Node's own argument checks (a NUL byte in a path or an argv entry): caller data, not a crash.
+  ERR_INVALID_ARG_VALUE: "EINVAL_INPUT",
 };
 
 /** Turns anything thrown into a ToolbeltError, keeping the cause. Unknown failures become EINTERNAL. */

@@ -354,3 +354,45 @@ describe("inputs from strict provider schemas", () => {
     expect((await s.call("echo", { text: null })).code).toBe("EINVAL_INPUT");
   });
 });
+
+describe("cancellation and Node argument errors", () => {
+  it("a call whose signal is already aborted sees it aborted", async () => {
+    let seen: boolean | undefined;
+    const probe = defineTool({
+      name: "probe",
+      family: "t",
+      access: "read",
+      description: "reports its signal",
+      input: z.object({}),
+      execute: (_input, ctx) => {
+        seen = ctx.signal.aborted;
+        return { kind: "probe" };
+      },
+    });
+    const s = await createSession({
+      root: tempRoot(),
+      plugins: [definePlugin({ name: "t", tools: [probe] })],
+    });
+    const controller = new AbortController();
+    controller.abort();
+    await s.call("probe", {}, { signal: controller.signal });
+    expect(seen).toBe(true);
+  });
+
+  it("maps Node's argument checks (NUL bytes) to EINVAL_INPUT, not EINTERNAL", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const nul = defineTool({
+      name: "nul",
+      family: "t",
+      access: "read",
+      description: "passes its input to a Node API",
+      input: z.object({ arg: z.string() }),
+      execute: (input) => {
+        spawnSync("true", [input.arg]);
+        return { kind: "ran" };
+      },
+    });
+    const s = await createSession({ root: tempRoot(), plugins: [definePlugin({ name: "t", tools: [nul] })] });
+    expect((await s.call("nul", { arg: "a\u0000b" })).code).toBe("EINVAL_INPUT");
+  });
+});

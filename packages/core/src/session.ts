@@ -433,7 +433,9 @@ export class Session {
       }
       const controller = new AbortController();
       const onAbort = () => controller.abort(signal?.reason);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      // A signal already aborted never fires "abort": check it first.
+      if (signal?.aborted) controller.abort(signal.reason);
+      else signal?.addEventListener("abort", onAbort, { once: true });
       try {
         const payload = (await tool.execute(
           input as never,

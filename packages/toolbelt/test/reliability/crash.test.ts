@@ -8,7 +8,7 @@ import { assertBuilt, BIN } from "../cli-harness.js";
 // A writer killed with SIGKILL in the middle of write_file or an edit leaves the old file or the new
 // one, never a torn one. Real child processes (`toolbelt exec`), killed at random moments.
 
-const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 40);
+const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 30);
 const SIZE = 512 * 1024;
 const A = `${"a".repeat(SIZE - 1)}\n`;
 const B = `${"b".repeat(SIZE - 1)}\n`;

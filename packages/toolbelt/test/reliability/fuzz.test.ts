@@ -36,16 +36,19 @@ function valueFor(name: string, schema: JsonSchema | undefined): fc.Arbitrary<un
     fc.array(fc.jsonValue(), { maxLength: 3 }),
     fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }),
   );
-  const options: Array<fc.Arbitrary<unknown>> = [junk];
+  const options: Array<{ weight: number; arbitrary: fc.Arbitrary<unknown> }> = [
+    { weight: 1, arbitrary: junk },
+  ];
+  const add = (arbitrary: fc.Arbitrary<unknown>, weight = 3) => options.push({ weight, arbitrary });
   if (name === "command") return fc.constantFrom(...SAFE_COMMANDS);
-  if (pathish.test(name)) options.push(fc.constantFrom(...HOSTILE_PATHS), fc.constantFrom(...HOSTILE_PATHS));
+  if (pathish.test(name)) add(fc.constantFrom(...HOSTILE_PATHS), 6);
   const type = schema?.type;
-  if (type === "string") options.push(fc.string({ maxLength: 200 }));
-  if (type === "integer" || type === "number") options.push(fc.integer({ min: -5, max: 10_000 }));
-  if (type === "boolean") options.push(fc.boolean());
-  if (Array.isArray(schema?.enum)) options.push(fc.constantFrom(...(schema.enum as unknown[])));
+  if (type === "string") add(fc.string({ maxLength: 200 }));
+  if (type === "integer" || type === "number") add(fc.integer({ min: -5, max: 10_000 }));
+  if (type === "boolean") add(fc.boolean());
+  if (Array.isArray(schema?.enum)) add(fc.constantFrom(...(schema.enum as unknown[])), 6);
   if (type === "array")
-    options.push(fc.array(fc.oneof(fc.constantFrom(...HOSTILE_PATHS), fc.string()), { maxLength: 4 }));
+    add(fc.array(fc.oneof(fc.constantFrom(...HOSTILE_PATHS), fc.string()), { maxLength: 4 }));
   return fc.oneof(...options);
 }
 
@@ -53,7 +56,8 @@ function inputFor(schema: JsonSchema): fc.Arbitrary<unknown> {
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const shaped = fc.record(
     Object.fromEntries(Object.entries(props).map(([name, prop]) => [name, valueFor(name, prop)])),
-    { requiredKeys: [] },
+    // Required keys are always present (so most inputs reach the tool's own code); others come and go.
+    { requiredKeys: ((schema.required ?? []) as string[]).filter((k) => k in props) },
   );
   // Mostly schema-shaped inputs (they reach the tool's own code), some arbitrary JSON.
   return fc.oneof({ weight: 4, arbitrary: shaped }, { weight: 1, arbitrary: fc.jsonValue() });
@@ -113,6 +117,10 @@ describe("fuzzing every bound tool", () => {
           expect(typeof result.kind).toBe("string");
           if (result.kind === "error") {
             expect(known.has(String(result.code))).toBe(true);
+            // EINTERNAL is what a crash inside a tool turns into: a defect, never an answer to input.
+            expect(result.code, `${tool.name} ${JSON.stringify(input)}: ${result.message}`).not.toBe(
+              "EINTERNAL",
+            );
             expect(typeof result.message).toBe("string");
             c.errors[String(result.code)] = (c.errors[String(result.code)] ?? 0) + 1;
           } else {
