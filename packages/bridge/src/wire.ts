@@ -1,6 +1,8 @@
 // The HTTP API between `toolbelt serve --http` and a client, as JSON shapes. The server and
 // connectClient() both build against these, so they are the one place the wire format is written down.
 
+import type { ApprovalPrompt, QuestionRequest } from "@toolbelt/core";
+
 /** A tool a client brings: the server runs no code for it, it forwards calls to the client. */
 export type ClientToolSpec = {
   name: string;
@@ -43,19 +45,8 @@ export type CallRequest = {
 
 /** GET /api/sessions/:id/pending */
 export type PendingListing = {
-  questions: Array<{
-    question_id: string;
-    questions: Array<{ question: string; options: string[]; multiple?: boolean; header?: string }>;
-    timeout_seconds?: number;
-  }>;
-  approvals: Array<{
-    request_id: string;
-    tool: string;
-    family: string;
-    access: string;
-    summary: string;
-    input?: unknown;
-  }>;
+  questions: QuestionRequest[];
+  approvals: ApprovalPrompt[];
 };
 
 /** Every non-2xx answer of the API. */
