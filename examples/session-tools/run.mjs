@@ -59,7 +59,7 @@ export async function runDemo({ log = console.log } = {}) {
   const client = {
     name: "scripted",
     capabilities: ["ask_user", "generative_ui"],
-    ask: async (request) => {
+    ask: async (_request) => {
       asked += 1;
       await new Promise((r) => setTimeout(r, asked === 1 ? 50 : 300));
       return asked === 1
