@@ -245,3 +245,15 @@ describe("signals", () => {
     expect(alive()).toEqual([]);
   }, 60_000);
 });
+
+describe("the installed command", () => {
+  it("npm links `toolbelt` into node_modules/.bin, as the README's `npx toolbelt` needs", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const result = spawnSync(path.join(REPO, "node_modules/.bin/toolbelt"), ["--version"], {
+      encoding: "utf8",
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});
