@@ -315,9 +315,10 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
     await page.locator(".approval").getByRole("button", { name: "Approve" }).click();
     const { result } = await started;
     expect(result.kind).toBe("shell_started");
-    expect(await card("shell-bg").locator(".outcome").innerText()).toBe(
-      `running in background (${String(result.shell_id)})`,
-    );
+    // The card updates from the event stream, which may arrive just after the POST answers.
+    await expect
+      .poll(() => card("shell-bg").locator(".outcome").innerText(), { timeout: 10_000 })
+      .toBe(`running in background (${String(result.shell_id)})`);
     await card("shell-bg").locator(".card-summary").click();
     await expect
       .poll(() => card("shell-bg").locator(".live-output").innerText(), { timeout: 10_000 })
