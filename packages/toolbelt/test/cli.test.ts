@@ -257,3 +257,38 @@ describe("the installed command", () => {
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 });
+
+describe("interactive run", () => {
+  it("asks for approval on the terminal: y runs the command, n denies it", async () => {
+    const input = '{"command":"echo interactive"}';
+    const yes = await cli(["run", "shell", "--root", root, "--interactive", "--input", input], {
+      input: "y\n",
+    });
+    expect(yes.stderr).toContain("Allow? [y/N]");
+    expect(yes.code).toBe(0);
+    expect(JSON.parse(yes.stdout)).toMatchObject({ exit_code: 0, stdout: "interactive\n" });
+    const no = await cli(["run", "shell", "--root", root, "--interactive", "--input", input], {
+      input: "n\n",
+    });
+    expect(no.code).toBe(1);
+    expect(JSON.parse(no.stdout)).toMatchObject({ code: "EDENIED" });
+  });
+
+  it("binds ask_user_question and asks it on the terminal", async () => {
+    const question = JSON.stringify({ questions: [{ question: "Which colour?", options: ["red", "blue"] }] });
+    const result = await cli(
+      ["run", "ask_user_question", "--root", root, "--interactive", "--input", question],
+      {
+        input: "2\nsounds good\n",
+      },
+    );
+    expect(result.stderr).toContain("Which colour?");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      answers: [{ selected: ["blue"] }],
+      notes: "sounds good",
+    });
+    const headless = await cli(["run", "ask_user_question", "--root", root, "--input", question]);
+    expect(JSON.parse(headless.stdout)).toMatchObject({ code: "EUNKNOWN_TOOL" });
+  });
+});
