@@ -57,53 +57,55 @@ afterAll(() => {
   console.log(`crash summary: ${JSON.stringify(tally)}`);
 });
 
+/**
+ * Kills a writer ITERATIONS times in the middle of 200 whole-file rewrites of `name` (line k is what
+ * `call(k)` sends) and checks after each kill that the file holds the old or the new content.
+ */
+async function killRepeatedly(
+  label: string,
+  name: string,
+  call: (k: number) => { tool: string; input: unknown },
+  extraArgs: string[] = [],
+): Promise<void> {
+  const file = path.join(root, name);
+  const t = { iterations: 0, old: 0, new: 0, torn: 0 };
+  tally[label] = t;
+  const lines = Array.from({ length: 200 }, (_, k) => JSON.stringify(call(k)));
+  for (let i = 0; i < ITERATIONS; i++) {
+    writeFileSync(file, A);
+    const answered = await killMidway(lines, Math.floor(Math.random() * 40), extraArgs);
+    expect(answered).toBeLessThan(lines.length);
+    const content = readFileSync(file, "utf8");
+    t.iterations++;
+    if (content === A) t.old++;
+    else if (content === B) t.new++;
+    else t.torn++;
+    expect(content === A || content === B).toBe(true);
+  }
+  expect(t.torn).toBe(0);
+}
+
 describe("crash safety under SIGKILL", () => {
   it("write_file leaves the old or the new content", async () => {
-    const file = path.join(root, "w.txt");
-    const t = { iterations: 0, old: 0, new: 0, torn: 0 };
-    tally.write_file = t;
-    for (let i = 0; i < ITERATIONS; i++) {
-      writeFileSync(file, A);
-      const lines = Array.from({ length: 200 }, (_, k) =>
-        JSON.stringify({ tool: "write_file", input: { path: "w.txt", content: k % 2 ? A : B } }),
-      );
-      const answered = await killMidway(lines, Math.floor(Math.random() * 40));
-      expect(answered).toBeLessThan(lines.length);
-      const content = readFileSync(file, "utf8");
-      t.iterations++;
-      if (content === A) t.old++;
-      else if (content === B) t.new++;
-      else t.torn++;
-      expect(content === A || content === B).toBe(true);
-    }
-    expect(t.torn).toBe(0);
+    await killRepeatedly("write_file", "w.txt", (k) => ({
+      tool: "write_file",
+      input: { path: "w.txt", content: k % 2 ? A : B },
+    }));
   }, 600_000);
 
   it("an edit leaves the old or the new content", async () => {
-    const file = path.join(root, "e.txt");
-    const t = { iterations: 0, old: 0, new: 0, torn: 0 };
-    tally.edit_file = t;
     const config = path.join(root, "edit-config.json");
     writeFileSync(config, JSON.stringify({ agent: { edit_tool: "edit_file" } }));
-    for (let i = 0; i < ITERATIONS; i++) {
-      writeFileSync(file, A);
-      // Flip every line of a to b and back again, many times; each edit rewrites the whole file.
-      const lines = Array.from({ length: 200 }, (_, k) =>
-        JSON.stringify({
-          tool: "edit_file",
-          input: { path: "e.txt", old_text: k % 2 ? B : A, new_text: k % 2 ? A : B },
-        }),
-      );
-      const answered = await killMidway(lines, Math.floor(Math.random() * 40), ["--config", config]);
-      expect(answered).toBeLessThan(lines.length);
-      const content = readFileSync(file, "utf8");
-      t.iterations++;
-      if (content === A) t.old++;
-      else if (content === B) t.new++;
-      else t.torn++;
-      expect(content === A || content === B).toBe(true);
-    }
-    expect(t.torn).toBe(0);
+    // Flip every line of a to b and back again, many times; each edit rewrites the whole file.
+    await killRepeatedly(
+      "edit_file",
+      "e.txt",
+      (k) => ({
+        tool: "edit_file",
+        input: { path: "e.txt", old_text: k % 2 ? B : A, new_text: k % 2 ? A : B },
+      }),
+      ["--config", config],
+    );
     // Temporary files of killed writers may remain; they never replace the target.
     for (const name of leftovers()) expect(name).toMatch(/^\.(w|e)\.txt\.[0-9a-f]+\.tbtmp$/);
   }, 600_000);

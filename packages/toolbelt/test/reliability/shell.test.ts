@@ -48,6 +48,9 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
+if (process.platform !== "linux")
+  console.warn("shell reliability skipped: it reads /proc, which only Linux has");
+
 describe.skipIf(process.platform !== "linux")("shell reliability", () => {
   it(`${TIMEOUTS} timed-out commands with grandchildren leave no process behind`, async () => {
     for (let i = 0; i < TIMEOUTS; i++) {
