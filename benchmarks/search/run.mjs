@@ -58,16 +58,8 @@ const files = await import(path.join(REPO, "packages/files/dist/index.js"));
 const rg = await files.locateRipgrep();
 if (!rg) throw new Error("no ripgrep found: the benchmark needs one");
 
-// The exact walk flags search_files passes, so the baseline does the same work.
-const rgFlags = [
-  "--no-config",
-  "--json",
-  "--hidden",
-  "--no-require-git",
-  "--no-ignore-global",
-  "--glob",
-  "!.git",
-];
+// The exact flags search_files passes (taken from the files family), so the baseline does the same work.
+const rgArgs = (query) => files.ripgrepArgs({ target: ".", query });
 
 function runProcess(argv, cwd) {
   return new Promise((resolve, reject) => {
@@ -161,7 +153,7 @@ const rows = [];
 const jsRows = [];
 for (const q of queries) {
   const pair = await timePair(
-    () => runProcess([rg.path, ...rgFlags, "--regexp", q.query, "--", "."], tree),
+    () => runProcess([rg.path, ...rgArgs(q.query)], tree),
     () => rgSession.call("search_files", { query: q.query }),
   );
   if (pair.lastB.kind !== "search_results") throw new Error(JSON.stringify(pair.lastB));
