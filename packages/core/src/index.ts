@@ -48,8 +48,10 @@ export {
   eventSchemas,
   type ToolbeltEvent,
 } from "./events.js";
+export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";
+export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
 export { DEFAULT_MODES, type Decision, decide, type PolicySubject } from "./permissions.js";
 export {
   checkPlugin,
@@ -114,4 +116,5 @@ export {
   type ToolRequirements,
   type WriteResult,
 } from "./tool.js";
+export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";

@@ -12,6 +12,7 @@ import {
 } from "./config.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
+import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
 import { decide } from "./permissions.js";
@@ -20,6 +21,7 @@ import { renderPayload } from "./render.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
 import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
+import { type TrustInfo, UNTRUSTED } from "./trust.js";
 
 export interface QuestionRequest {
   question_id: string;
@@ -66,6 +68,8 @@ export interface SessionOptions {
   allow?: Iterable<string>;
   mode?: "act" | "plan";
   id?: string;
+  /** Whether the project's own files may loosen policy or run code (default: not trusted). */
+  trust?: TrustInfo;
 }
 
 export interface CallOptions {
@@ -137,7 +141,13 @@ export class Session {
   readonly parent: Session | undefined;
   readonly mode: "act" | "plan";
   readonly allow: ReadonlySet<string>;
-  readonly hooks = { afterWrite: new Set<AfterWriteHook>(), userMessage: new Set<(text: string) => void>() };
+  readonly trust: TrustInfo;
+  readonly hooks = {
+    afterWrite: new Set<AfterWriteHook>(),
+    userMessage: new Set<(text: string) => void>(),
+    /** Rewrites processes families start (the shell family's sandbox registers one). */
+    wrapCommand: new Set<CommandWrapper>(),
+  };
 
   #config: ToolbeltConfig;
   #resolver: PathResolver;
@@ -172,6 +182,7 @@ export class Session {
     this.parent = options.parent;
     this.mode = options.mode ?? this.#config.agent.mode ?? "act";
     this.allow = new Set(options.allow ?? []);
+    this.trust = options.trust ?? options.parent?.trust ?? UNTRUSTED;
     this.#plugins = (options.plugins ?? []).map(checkPlugin);
     this.#held = options.held;
     this.#locks = options.locks ?? new KeyedLock();
@@ -231,6 +242,13 @@ export class Session {
 
   emit(event: EventInput): ToolbeltEvent {
     return this.events.emit(event);
+  }
+
+  /** Passes a process about to start through every registered wrapper (the sandbox, for one). */
+  wrapCommand(spec: CommandSpec, purpose: LaunchPurpose): CommandSpec {
+    let out = spec;
+    for (const wrap of this.hooks.wrapCommand) out = wrap(out, purpose);
+    return out;
   }
 
   /** Tells the session a new user message arrived (supersedes pending questions). */
@@ -582,6 +600,7 @@ export class Session {
       plugins: this.#plugins,
       profile: this.profile,
       allow: this.allow,
+      trust: this.trust,
       mode: options.mode ?? this.mode,
       parent: this,
       held,
