@@ -51,7 +51,6 @@ export {
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";
-export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
 export { DEFAULT_MODES, type Decision, decide, type PolicySubject } from "./permissions.js";
 export {
   checkPlugin,
@@ -63,6 +62,7 @@ export {
   type PluginInput,
   type Skill,
 } from "./plugin.js";
+export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
 export {
   type BoundToolSchema,
@@ -116,5 +116,5 @@ export {
   type ToolRequirements,
   type WriteResult,
 } from "./tool.js";
-export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
+export { type TrustInfo, UNTRUSTED } from "./trust.js";
