@@ -89,6 +89,18 @@ export const configSchema = z.strictObject({
         .describe("Landlock sandbox for the shell: required | best-effort | off (true = best-effort)"),
       shell_sandbox_allowed_paths: z.array(z.string()).optional(),
       shell_sandbox_confine_reads: z.boolean().optional(),
+      shell_env: z
+        .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+        .optional()
+        .describe(
+          "Environment of started commands: names or * globs to pass through (allow) or remove (deny)",
+        ),
+      shell_max_processes: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("Processes (and threads) one sandboxed command may run at once; default 1024"),
       tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
       tool_search_threshold: z.number().positive().max(1).optional(),
       context_window_tokens: z.number().int().positive().optional(),

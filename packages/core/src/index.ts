@@ -7,6 +7,16 @@ export {
   writeFileAtomic,
 } from "./atomic-write.js";
 export {
+  COMMAND_ENV_DENY,
+  COMMAND_ENV_KEEP,
+  COMMAND_ENV_NEVER,
+  type CommandEnvPolicy,
+  commandEnvVerdict,
+  envNameMatches,
+  scrubbedNames,
+  scrubCommandEnv,
+} from "./command-env.js";
+export {
   CONFIG_FILE,
   configSchema,
   EDIT_BACKENDS,
