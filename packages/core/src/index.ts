@@ -47,6 +47,19 @@ export {
   ToolbeltError,
 } from "./errors.js";
 export {
+  ESCAPE_LEGEND,
+  type Elided,
+  type EscapeOptions,
+  elideMiddle,
+  escapeName,
+  escapePath,
+  escapeText,
+  SPACE_RUN_MIN,
+  unescapeText,
+  type VisibleText,
+  visibleText,
+} from "./escape.js";
+export {
   EVENT_SCHEMA_VERSION,
   EVENT_TYPES,
   type EventInput,

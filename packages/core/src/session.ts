@@ -11,6 +11,7 @@ import {
   toolSearchMode,
 } from "./config.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
+import { ESCAPE_LEGEND, visibleText } from "./escape.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
@@ -704,10 +705,17 @@ function validate(schema: z.ZodType, input: unknown): unknown {
   });
 }
 
+/**
+ * What a person approving the call reads: the whole command or path, never cut (front-ends that
+ * must shorten it say how much they left out), with control and invisible characters and long
+ * space runs made visible, and a legend whenever anything was escaped.
+ */
 function summarise(name: string, input: unknown): string {
   const record = (input ?? {}) as Record<string, unknown>;
   const main = record.command ?? record.path ?? record.file_path ?? record.file;
-  return typeof main === "string" ? `${name}: ${main.slice(0, 500)}` : name;
+  if (typeof main !== "string") return name;
+  const shown = visibleText(main);
+  return shown.escaped ? `${name} [${ESCAPE_LEGEND}]: ${shown.text}` : `${name}: ${shown.text}`;
 }
 
 function schemaOf(binding: Binding): BoundToolSchema {

@@ -1,7 +1,27 @@
 /**
  * The model-facing text: `# Key: value` header lines, then a body. Listings and search results are
  * trees in which each shared path prefix is written once. `parseToolText` reads it back.
+ *
+ * Nothing a file or a caller controls can add a line or a header: header values and match text
+ * have control and invisible characters escaped (display only), names are escaped reversibly
+ * (`escapeName`) and read back with `unescapeText`. The escape rules are in escape.ts.
  */
+import { escapeName, escapeText, unescapeText } from "./escape.js";
+
+// Re-exported here too: the console bundles this module alone (by path) and needs the same escape.
+export {
+  type Elided,
+  ESCAPE_LEGEND,
+  type EscapeOptions,
+  elideMiddle,
+  escapeName,
+  escapePath,
+  escapeText,
+  SPACE_RUN_MIN,
+  unescapeText,
+  type VisibleText,
+  visibleText,
+} from "./escape.js";
 
 export interface TreeMatch {
   line: number;
@@ -23,7 +43,7 @@ export type HeaderValue = string | number | boolean | undefined | null;
 export function renderHeaders(headers: Array<[string, HeaderValue]>): string {
   return headers
     .filter(([, value]) => value !== undefined && value !== null && value !== "")
-    .map(([key, value]) => `# ${key}: ${String(value)}`)
+    .map(([key, value]) => `# ${key}: ${escapeText(String(value), { reversible: false })}`)
     .join("\n");
 }
 
@@ -82,12 +102,12 @@ export function renderTree(entries: TreeEntry[]): string {
     for (const [name, child] of sorted) {
       const indent = "  ".repeat(depth);
       if (child.children.size > 0) {
-        let label = name;
+        let label = escapeName(name);
         let cursor = child;
         while (cursor.children.size === 1 && !cursor.entry) {
           const [onlyName, only] = [...cursor.children.entries()][0] as [string, TrieNode];
           if (only.children.size === 0) break;
-          label += `/${onlyName}`;
+          label += `/${escapeName(onlyName)}`;
           cursor = only;
         }
         out.push(`${indent}${label}/`);
@@ -95,9 +115,12 @@ export function renderTree(entries: TreeEntry[]): string {
         continue;
       }
       const entry = child.entry;
-      out.push(`${indent}${name}${entry?.note ? ` ${entry.note}` : ""}`);
+      const note = entry?.note ? ` ${escapeText(entry.note, { reversible: false })}` : "";
+      out.push(`${indent}${escapeName(name)}${note}`);
       for (const match of entry?.matches ?? []) {
-        out.push(`${indent}  ${match.line}${match.context ? "-" : ":"} ${match.text}`);
+        // Content stays as written (tabs, backslashes) except what could break the line or a terminal.
+        const text = escapeText(match.text, { keep: "\t", reversible: false });
+        out.push(`${indent}  ${match.line}${match.context ? "-" : ":"} ${text}`);
       }
     }
   };
@@ -131,7 +154,7 @@ export interface ParsedToolText {
 const HEADER = /^# ([A-Za-z][A-Za-z0-9 _-]*): ?(.*)$/;
 const RETIRED_DIR = /^# (.+\/)$/;
 const COUNT = /^(\d+)(?: \(capped at (\d+)([^)]*)\))?$/;
-const MATCH = /^(\d+)([:-]) (.*)$/;
+const MATCH = /^(\d+)([:-]) ([\s\S]*)$/;
 
 function parseCount(value: string): CountHeader | undefined {
   const m = COUNT.exec(value.trim());
@@ -152,9 +175,10 @@ function parseIndentedTree(lines: string[]): TreeEntry[] {
   let lastFile: { entry: TreeEntry; depth: number } | undefined;
   for (const raw of lines) {
     if (raw.trim() === "") continue;
-    const indentWidth = raw.length - raw.trimStart().length;
+    // Indentation is spaces only: names have leading whitespace escaped, so it cannot add depth.
+    const indentWidth = /^ */.exec(raw)?.[0].length ?? 0;
     const depth = Math.floor(indentWidth / 2);
-    const text = raw.trimStart();
+    const text = raw.slice(indentWidth);
     const match = MATCH.exec(text);
     if (match && lastFile && depth === lastFile.depth + 1) {
       lastFile.entry.matches ??= [];
@@ -173,7 +197,9 @@ function parseIndentedTree(lines: string[]): TreeEntry[] {
       continue;
     }
     const note = /^(.*?) (\([^()]*\))$/.exec(text);
-    const entry: TreeEntry = note ? { path: prefix + note[1], note: note[2] } : { path: prefix + text };
+    const entry: TreeEntry = note
+      ? { path: unescapeText(prefix + note[1]), note: note[2] as string }
+      : { path: unescapeText(prefix + text) };
     entries.push(entry);
     lastFile = { entry, depth };
   }

@@ -3,6 +3,7 @@ import path from "node:path";
 import {
   countWithCap,
   defineTool,
+  escapePath,
   renderText,
   renderTree,
   ToolbeltError,
@@ -116,7 +117,8 @@ export const listFilesTool = defineTool({
       if (target.exists && (await fs.stat(target.abs)).isDirectory())
         pattern = `${pattern.replace(/\/+$/, "")}/**`;
     }
-    const isMatch = picomatch(pattern, { dot: true, nocase: true });
+    // `s`: a name may hold a newline or carriage return, and `*` must match it (rg's globs do).
+    const isMatch = picomatch(pattern, { dot: true, nocase: true, flags: "is" });
     // Walk from the pattern's static prefix when it exists as written; otherwise from the base,
     // since a case-insensitive prefix may name the directory in another case.
     let start = base.abs;
@@ -181,7 +183,7 @@ export const listDirTool = defineTool({
         ["Path", payload.path],
         ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
       ],
-      payload.files.join("\n"),
+      payload.files.map(escapePath).join("\n"),
     );
   },
   profiles: {

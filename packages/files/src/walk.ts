@@ -121,7 +121,8 @@ export function makeOverride(glob: string): Override {
   const anchored = body.includes("/");
   if (body.startsWith("/")) body = body.slice(1);
   const pattern = anchored || body.startsWith("**") ? body : `**/${body}`;
-  const match = picomatch(pattern, { dot: true, nocase: true });
+  // `s`: names may hold newlines, which ripgrep's globs match like any other character.
+  const match = picomatch(pattern, { dot: true, nocase: true, flags: "is" });
   // gitignore semantics: `dir/**` matches everything inside dir, and so does a trailing `/**`.
   return {
     whitelist: !negated,

@@ -1,0 +1,218 @@
+/**
+ * One escape for every name, line and command that reaches a model or a person as text. A file
+ * name or a command is data: it must never add a line, forge a header, rewrite a terminal line or
+ * reorder what is shown. Characters that could do so are written as backslash escapes:
+ *
+ * - `\n`, `\r`, `\t` for newline, carriage return and tab;
+ * - `\xHH` (two upper-case hex digits) for other C0 controls, DEL and C1 controls;
+ * - `\u{H…}` for format characters (bidi controls such as U+202E, zero-width characters, BOM,
+ *   tag characters), the line and paragraph separators U+2028/U+2029 and lone surrogates.
+ *
+ * A backslash already in the text is doubled only where it would otherwise read as an escape:
+ * when the next character is `\`, `n`, `r`, `t`, `x`, `u` or a character that is itself escaped.
+ * So `back\slash` prints unchanged, `a\nb` (backslash, n) prints as `a\\nb`, and `unescapeText`
+ * gives back exactly the original text.
+ */
+
+/** Characters never printed raw: controls, format characters, line/paragraph separators, lone surrogates. */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/** Letters that follow a backslash in an escape. */
+const ESCAPE_LETTERS = new Set(["\\", "n", "r", "t", "x", "u"]);
+
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+export type EscapeOptions = {
+  /** Characters left raw although they would be escaped, e.g. `"\t"` for source lines. */
+  keep?: string;
+  /**
+   * Double backslashes that would read as an escape (default true), which makes the text
+   * reversible with `unescapeText`. Off for display-only text that must show backslashes as typed
+   * (source lines, regexes); such text is not read back.
+   */
+  reversible?: boolean;
+};
+
+/** The escape of one code point: `\n`, `\xHH` or `\u{H…}`. */
+export function escapeCodePoint(ch: string): string {
+  const named = NAMED[ch];
+  if (named) return named;
+  const cp = ch.codePointAt(0) ?? 0;
+  const hex = cp.toString(16).toUpperCase();
+  return cp < 0x100 ? `\\x${hex.padStart(2, "0")}` : `\\u{${hex}}`;
+}
+
+/** Whether `ch` (one code point) is written as an escape. */
+export function isUnsafeChar(ch: string): boolean {
+  return UNSAFE.test(ch);
+}
+
+/**
+ * Escapes `chars` (code points); `force(i)` escapes position `i` even when it is printable, which
+ * lets name rules make leading spaces and the like visible without breaking reversibility.
+ */
+function escapeCodePoints(chars: string[], options: EscapeOptions, force?: (i: number) => boolean): string {
+  const keep = options.keep ?? "";
+  const reversible = options.reversible !== false;
+  const escaped = (i: number): boolean => {
+    const ch = chars[i];
+    if (ch === undefined) return false;
+    if (force?.(i)) return true;
+    return UNSAFE.test(ch) && !keep.includes(ch);
+  };
+  let out = "";
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i] as string;
+    if (escaped(i)) out += escapeCodePoint(ch);
+    else if (ch === "\\" && reversible) {
+      const next = chars[i + 1];
+      out += next !== undefined && (ESCAPE_LETTERS.has(next) || escaped(i + 1)) ? "\\\\" : "\\";
+    } else out += ch;
+  }
+  return out;
+}
+
+/** Escapes control, format and separator characters (see the module comment). */
+export function escapeText(text: string, options: EscapeOptions = {}): string {
+  // Fast path: most names and lines hold nothing to escape.
+  if (!UNSAFE.test(text) && (options.reversible === false || !text.includes("\\"))) return text;
+  return escapeCodePoints(Array.from(text), options);
+}
+
+const WHITESPACE = /\s/u;
+/** The parser's note suffix, `name (image)`: a name ending like that has that space escaped. */
+const NOTE_SUFFIX = / \([^()]*\)$/;
+
+/**
+ * One path segment as the text format prints it: `escapeText`, plus `\x20`-style escapes for what
+ * would change how a line parses — leading or trailing whitespace (indentation is structure), a
+ * leading `# ` (a header line) and a trailing ` (…)` (a note). Reversible with `unescapeText`.
+ */
+export function escapeName(name: string): string {
+  const chars = Array.from(name);
+  let lead = 0;
+  while (lead < chars.length && WHITESPACE.test(chars[lead] as string)) lead++;
+  let trail = chars.length;
+  while (trail > lead && WHITESPACE.test(chars[trail - 1] as string)) trail--;
+  const note = NOTE_SUFFIX.exec(name);
+  const noteSpace = note ? Array.from(name.slice(0, note.index)).length : -1;
+  const hash = chars[0] === "#" && chars[1] === " ";
+  if (lead === 0 && trail === chars.length && !note && !hash) return escapeText(name);
+  return escapeCodePoints(chars, {}, (i) => i < lead || i >= trail || i === noteSpace || (hash && i === 0));
+}
+
+/** `/`-separated path with every segment escaped by `escapeName`. */
+export function escapePath(path: string): string {
+  return path.split("/").map(escapeName).join("/");
+}
+
+const ESCAPE = /\\(\\|n|r|t|x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]{1,6}\})/g;
+
+/** The inverse of `escapeText`/`escapeName`: a backslash not starting an escape stays as it is. */
+export function unescapeText(text: string): string {
+  if (!text.includes("\\")) return text;
+  return text.replace(ESCAPE, (whole, body: string) => {
+    switch (body[0]) {
+      case "\\":
+        return "\\";
+      case "n":
+        return "\n";
+      case "r":
+        return "\r";
+      case "t":
+        return "\t";
+      case "x":
+        return String.fromCharCode(Number.parseInt(body.slice(1), 16));
+      default: {
+        const cp = Number.parseInt(body.slice(2, -1), 16);
+        return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
+      }
+    }
+  });
+}
+
+/** Runs of this many spaces or more are shown as `␠×N` in a command a person approves. */
+export const SPACE_RUN_MIN = 8;
+const SPACE_MARK = "\u2420";
+
+export type VisibleText = {
+  /** The text as shown: raw when nothing needed escaping, else escaped. */
+  text: string;
+  /** Whether anything was escaped (escapes are then read as described in the module comment). */
+  escaped: boolean;
+};
+
+/**
+ * A command (or path) as a person approving it must see it: every character that runs, none
+ * hidden. Text without control/format characters or long space runs is shown as it is. Otherwise
+ * it is escaped reversibly, and each run of `SPACE_RUN_MIN`+ spaces becomes `␠×N` (a literal `␠`
+ * is then escaped too), so padding cannot push the rest of a command out of sight.
+ */
+export function visibleText(text: string): VisibleText {
+  const run = new RegExp(` {${SPACE_RUN_MIN},}`);
+  if (!UNSAFE.test(text) && !run.test(text)) return { text, escaped: false };
+  const chars = Array.from(text);
+  const parts: string[] = [];
+  let i = 0;
+  while (i < chars.length) {
+    let j = i;
+    while (j < chars.length && chars[j] === " ") j++;
+    if (j - i >= SPACE_RUN_MIN) {
+      parts.push(`${SPACE_MARK}×${j - i}`);
+      i = j;
+      continue;
+    }
+    let k = j;
+    // The next stretch up to a long space run.
+    while (k < chars.length) {
+      if (chars[k] === " ") {
+        let e = k;
+        while (e < chars.length && chars[e] === " ") e++;
+        if (e - k >= SPACE_RUN_MIN) break;
+        k = e;
+      } else k++;
+    }
+    const piece = chars.slice(i, k);
+    parts.push(escapeCodePoints(piece, {}, (n) => piece[n] === SPACE_MARK));
+    i = k;
+  }
+  return { text: parts.join(""), escaped: true };
+}
+
+/** A note for people reading escaped text. */
+export const ESCAPE_LEGEND =
+  "shown escaped: \\n \\r \\t \\xHH \\u{…} are control or invisible characters, \\\\ a backslash, ␠×N N spaces";
+
+export type Elided = { head: string; tail: string; hidden: number };
+
+/** An escape or `␠×N` token starting at `i`, which a cut must not split. */
+const TOKEN = /\\(?:u\{[0-9A-F]+\}|x[0-9A-F]{2}|.)|␠×\d+/y;
+
+function tokenEndCovering(text: string, cut: number): number {
+  // Tokens are at most a dozen characters long: look back that far for one spanning the cut.
+  for (let start = Math.max(0, cut - 12); start < cut; start++) {
+    TOKEN.lastIndex = start;
+    const m = TOKEN.exec(text);
+    if (m && start + m[0].length > cut) return start;
+  }
+  return cut;
+}
+
+function safeCut(text: string, cut: number): number {
+  let at = tokenEndCovering(text, cut);
+  const code = text.charCodeAt(at - 1);
+  if (code >= 0xd800 && code <= 0xdbff) at -= 1;
+  return at;
+}
+
+/**
+ * The head and tail of `text` when it is longer than `max` characters (else all of it as `head`),
+ * cut only between tokens, with the number of characters left out; the caller states that number
+ * and offers the rest.
+ */
+export function elideMiddle(text: string, max: number): Elided {
+  if (text.length <= max) return { head: text, tail: "", hidden: 0 };
+  const headEnd = safeCut(text, Math.ceil(max / 2));
+  const tailStart = safeCut(text, text.length - Math.floor(max / 2));
+  return { head: text.slice(0, headEnd), tail: text.slice(tailStart), hidden: tailStart - headEnd };
+}
