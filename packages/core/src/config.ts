@@ -165,8 +165,20 @@ function readJson(file: string): unknown {
   }
 }
 
+/** A config file's JSON (unvalidated); with `optional`, a missing file is `undefined`, not an error. */
+export function readConfigFile(file: string, options: { optional?: boolean } = {}): unknown {
+  try {
+    return readJson(file);
+  } catch (error) {
+    const cause = (error as ToolbeltError).cause as NodeJS.ErrnoException | undefined;
+    if (options.optional && cause?.code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
 /**
- * Loads `configs/app.json` from the root (if present) and then `file` (if given) on top of it.
+ * Loads `configs/app.json` from the root (if present) and then `file` (if given) on top of it, every
+ * layer with full rights: callers that weigh project trust use `loadTrustedConfig`.
  * Objects merge key by key; arrays and scalars in the later file win.
  */
 export function loadConfig(

@@ -113,6 +113,14 @@ export const eventSchemas = {
     tool: z.string(),
     result: payload,
   }),
+  // Sent once while the session starts, when settings of an untrusted project were dropped.
+  config_ignored: z.object({
+    ...base,
+    type: z.literal("config_ignored"),
+    trusted: z.boolean(),
+    reason: z.string(),
+    ignored: z.array(z.object({ key: z.string(), source: z.string(), why: z.string() })),
+  }),
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -132,6 +140,7 @@ export const eventSchema = z.discriminatedUnion("type", [
   eventSchemas.project_switched,
   eventSchemas.client_tool_call,
   eventSchemas.client_tool_result,
+  eventSchemas.config_ignored,
 ]);
 
 export type ToolbeltEvent = z.infer<typeof eventSchema>;

@@ -30,6 +30,7 @@ export {
   type PermissionEntry,
   type PermissionMode,
   parseConfig,
+  readConfigFile,
   type SandboxMode,
   sandboxMode,
   type ToolbeltConfig,
@@ -37,6 +38,14 @@ export {
   type ToolSearchMode,
   toolSearchMode,
 } from "./config.js";
+export {
+  type ConfigLayer,
+  type ConfigSourceOptions,
+  type IgnoredSetting,
+  loadTrustedConfig,
+  mergeLayers,
+  untrustedPart,
+} from "./config-sources.js";
 export {
   ERROR_CODES,
   type ErrorCode,
@@ -141,3 +150,15 @@ export {
 } from "./tool.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
 export { type TrustInfo, UNTRUSTED } from "./trust.js";
+export {
+  addTrustedProject,
+  listTrustedProjects,
+  type ProjectTrustOptions,
+  projectTrust,
+  removeTrustedProject,
+  TRUST_FILE,
+  type TrustedProject,
+  trustedEntryFor,
+  USER_CONFIG_FILE,
+  userConfigDir,
+} from "./trust-store.js";

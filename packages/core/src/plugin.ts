@@ -1,6 +1,7 @@
 import type { ToolbeltConfig } from "./config.js";
 import type { Session } from "./session.js";
 import type { AnyTool } from "./tool.js";
+import type { TrustInfo } from "./trust.js";
 
 /** The plugin API this host speaks. A plugin declaring another version is refused. */
 export const PLUGIN_API_VERSION = 1;
@@ -22,6 +23,8 @@ export interface DoctorCheck {
 export interface DoctorContext {
   root: string;
   config: ToolbeltConfig;
+  /** Whether the project may run code or loosen policy (absent: not trusted). */
+  trust?: TrustInfo;
 }
 
 export interface Plugin {

@@ -1,0 +1,136 @@
+import { mkdirSync, readFileSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { writeFileAtomic } from "./atomic-write.js";
+import { ToolbeltError } from "./errors.js";
+
+/**
+ * The user's own toolbelt folder: `$TOOLBELT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolbelt`, else
+ * `~/.config/toolbelt`. It holds the user's config and the list of trusted projects; it lies outside
+ * every project root, so the model's file tools cannot write it.
+ */
+export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TOOLBELT_CONFIG_DIR) return path.resolve(env.TOOLBELT_CONFIG_DIR);
+  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
+  return path.join(base, "toolbelt");
+}
+
+/** The user's config file: applies to every session, with full rights. */
+export const USER_CONFIG_FILE = "config.json";
+/** The list of projects the user marked trusted (`toolbelt trust DIR`). */
+export const TRUST_FILE = "trusted-projects.json";
+
+export interface TrustedProject {
+  /** The real path (symlinks resolved) the user trusted. */
+  path: string;
+  /** When it was marked (ISO time). */
+  at: string;
+}
+
+function realDir(dir: string): string {
+  try {
+    return realpathSync(path.resolve(dir));
+  } catch (error) {
+    throw new ToolbeltError("ENOENT", `no such directory: ${dir}`, { cause: error });
+  }
+}
+
+/** The projects recorded as trusted in `dir` (the user config folder); a missing file means none. */
+export function listTrustedProjects(dir: string = userConfigDir()): TrustedProject[] {
+  let text: string;
+  try {
+    text = readFileSync(path.join(dir, TRUST_FILE), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new ToolbeltError("EINVAL_CONFIG", `cannot read ${path.join(dir, TRUST_FILE)}`, { cause: error });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ToolbeltError("EINVAL_CONFIG", `${path.join(dir, TRUST_FILE)} is not valid JSON`, {
+      cause: error,
+    });
+  }
+  const list = (json as { trusted?: unknown } | null)?.trusted;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (p): p is TrustedProject =>
+      typeof p === "object" && p !== null && typeof (p as TrustedProject).path === "string",
+  );
+}
+
+async function saveTrustedProjects(dir: string, list: TrustedProject[]): Promise<void> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await writeFileAtomic(path.join(dir, TRUST_FILE), `${JSON.stringify({ trusted: list }, null, 2)}\n`, {
+    mode: 0o600,
+  });
+}
+
+/** Marks a directory trusted, keyed by its real path; returns that path. */
+export async function addTrustedProject(project: string, dir: string = userConfigDir()): Promise<string> {
+  const real = realDir(project);
+  const list = listTrustedProjects(dir).filter((p) => p.path !== real);
+  list.push({ path: real, at: new Date().toISOString() });
+  await saveTrustedProjects(dir, list);
+  return real;
+}
+
+/** Forgets a trusted directory (by its real path, or as recorded if it no longer exists). */
+export async function removeTrustedProject(project: string, dir: string = userConfigDir()): Promise<boolean> {
+  let key = path.resolve(project);
+  try {
+    key = realpathSync(key);
+  } catch {
+    // A deleted directory can still be forgotten by the path it was recorded under.
+  }
+  const list = listTrustedProjects(dir);
+  const kept = list.filter((p) => p.path !== key);
+  if (kept.length === list.length) return false;
+  await saveTrustedProjects(dir, kept);
+  return true;
+}
+
+/**
+ * The trusted entry that covers `root`: the directory itself or one of its parents (trusting a
+ * repository covers its packages). Compared on real paths, so a symlink to a trusted directory is
+ * trusted and a trusted path later re-pointed elsewhere is not.
+ */
+export function trustedEntryFor(root: string, dir: string = userConfigDir()): TrustedProject | undefined {
+  let real: string;
+  try {
+    real = realpathSync(path.resolve(root));
+  } catch {
+    return undefined;
+  }
+  return listTrustedProjects(dir).find(
+    (p) => real === p.path || real.startsWith(p.path.endsWith(path.sep) ? p.path : p.path + path.sep),
+  );
+}
+
+export interface ProjectTrustOptions {
+  /** `--trust` or the SDK's `trustProject`: true trusts, false refuses even a recorded trust. */
+  trust?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** The user config folder (default `userConfigDir(env)`). */
+  userDir?: string;
+}
+
+/** Whether the project at `root` is trusted, and why. */
+export function projectTrust(
+  root: string,
+  options: ProjectTrustOptions = {},
+): { trusted: boolean; reason: string } {
+  const env = options.env ?? process.env;
+  if (options.trust === true) return { trusted: true, reason: "--trust (or the SDK's trustProject)" };
+  if (options.trust === false) return { trusted: false, reason: "trust refused by the caller" };
+  if (env.TOOLBELT_TRUST === "1" || env.TOOLBELT_TRUST === "true")
+    return { trusted: true, reason: "TOOLBELT_TRUST=1" };
+  const userDir = options.userDir ?? userConfigDir(env);
+  const entry = trustedEntryFor(root, userDir);
+  if (entry) return { trusted: true, reason: `marked trusted: ${entry.path} (toolbelt trust)` };
+  return {
+    trusted: false,
+    reason: "the project is not marked trusted (toolbelt trust DIR, --trust, or TOOLBELT_TRUST=1)",
+  };
+}
