@@ -15,6 +15,7 @@ import type {
   PublishDiagnosticsParams,
   ServerCapabilities,
 } from "vscode-languageserver-protocol";
+import { type LaunchHost, STANDALONE_HOST, serverCommand } from "./launch.js";
 import { languageIdFor, type ServerSpec } from "./servers.js";
 import { fromUri, toUri } from "./uri.js";
 
@@ -90,6 +91,7 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 export class LspClient {
   readonly spec: ServerSpec;
   readonly root: string;
+  readonly #host: LaunchHost;
   #child: ChildProcess | undefined;
   #connection: MessageConnection | undefined;
   #capabilities: ServerCapabilities = {};
@@ -103,9 +105,10 @@ export class LspClient {
   #closing = false;
   #syncTail: Promise<unknown> = Promise.resolve();
 
-  constructor(spec: ServerSpec, root: string) {
+  constructor(spec: ServerSpec, root: string, host: LaunchHost = STANDALONE_HOST) {
     this.spec = spec;
     this.root = root;
+    this.#host = host;
   }
 
   get capabilities(): ServerCapabilities {
@@ -160,9 +163,10 @@ export class LspClient {
   /** Spawns the server and runs the initialize handshake; throws EUNAVAILABLE on failure. */
   async start(timeoutMs = 60_000): Promise<void> {
     const spec = this.spec;
-    const child = spawn(spec.command, spec.args, {
-      cwd: this.root,
-      env: { ...process.env, ...spec.env },
+    const command = serverCommand(spec, this.root, this.#host);
+    const child = spawn(command.file, command.args, {
+      cwd: command.cwd,
+      env: command.env,
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
@@ -170,7 +174,7 @@ export class LspClient {
     track(child);
     const spawnFailed = new Promise<never>((_, reject) => {
       child.once("error", (error) => {
-        this.#exited = `could not start ${spec.command}: ${error.message}`;
+        this.#exited = `could not start ${command.file}: ${error.message}`;
         reject(new ToolbeltError("EUNAVAILABLE", this.#exited, { cause: error }));
       });
       child.once("exit", (code, signal) => {

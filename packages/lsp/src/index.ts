@@ -19,6 +19,7 @@ import { createTools, errorKeyOf } from "./tools.js";
 
 export { type DiagnosticsOutcome, LspClient } from "./client.js";
 export { TsMorphBackend } from "./fallback.js";
+export type { LaunchHost } from "./launch.js";
 export { type Backend, type LspFamilyOptions, LspManager } from "./manager.js";
 export type { ServerSpec, TsServerChoice } from "./servers.js";
 
@@ -55,8 +56,10 @@ async function afterWrite(
 function doctor(opts: LspFamilyOptions, ctx: DoctorContext): DoctorCheck[] {
   const resolved = resolveOptions(opts);
   const checks: DoctorCheck[] = [];
-  const tsls = findTypescriptLanguageServer();
-  const tsserver = tsserverPathFor(ctx.root);
+  // Doctor is not told whether the project is trusted: it reports what an untrusted session would run.
+  const trust = { root: ctx.root, trusted: false };
+  const tsls = findTypescriptLanguageServer(trust);
+  const tsserver = tsserverPathFor(trust);
   checks.push(
     tsls
       ? {
@@ -66,7 +69,7 @@ function doctor(opts: LspFamilyOptions, ctx: DoctorContext): DoctorCheck[] {
         }
       : { name: "typescript-language-server", status: "missing", detail: "not installed and not on PATH" },
   );
-  const tsgo = findTsgo();
+  const tsgo = findTsgo(trust);
   checks.push(
     tsgo
       ? {
@@ -81,14 +84,14 @@ function doctor(opts: LspFamilyOptions, ctx: DoctorContext): DoctorCheck[] {
         },
   );
   for (const spec of configuredSpecs(ctx.config)) {
-    const found = whichSync(spec.command);
+    const found = spec.command.includes("/") ? spec.command : whichSync(spec.command, { outside: ctx.root });
     checks.push({
       name: `config:${spec.name}`,
       status: found ? "ok" : "missing",
       detail: `${found ?? `${spec.command} not found`} for ${spec.extensions.join(" ") || "(no extensions)"}`,
     });
   }
-  const serving = builtinTypescriptSpec(ctx.root, resolved.typescriptServer);
+  const serving = builtinTypescriptSpec(trust, resolved.typescriptServer);
   checks.push({
     name: "ts-morph fallback",
     status: resolved.fallback === "off" ? "skipped" : "ok",

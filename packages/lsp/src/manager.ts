@@ -2,6 +2,7 @@ import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { type DiagnosticsOutcome, LspClient } from "./client.js";
 import { TsMorphBackend } from "./fallback.js";
+import { type LaunchHost, STANDALONE_HOST } from "./launch.js";
 import {
   builtinTypescriptSpec,
   configuredSpecs,
@@ -29,6 +30,12 @@ export type Backend = {
   ): Promise<R>;
   shutdown(): Promise<void>;
 };
+
+/** Refuses (EUNAVAILABLE) a request the backend did not announce it supports. */
+export function requireSupport(backend: Backend, method: string): void {
+  if (!backend.supports(method))
+    throw new ToolbeltError("EUNAVAILABLE", `${backend.label} does not support ${method}`);
+}
 
 export type LspFamilyOptions = {
   /**
@@ -80,9 +87,12 @@ export class LspManager {
   readonly #builtin = new Map<string, ServerSpec | undefined>();
   /** Diagnostics last reported per file, so after-write notes can say which errors are new. */
   readonly lastErrors = new Map<string, Set<string>>();
+  readonly #host: LaunchHost;
 
-  constructor(options: LspFamilyOptions = {}) {
+  /** `host` (the session) decides whether repo-local servers may run and wraps every launch. */
+  constructor(options: LspFamilyOptions = {}, host: LaunchHost = STANDALONE_HOST) {
     this.options = resolveOptions(options);
+    this.#host = host;
   }
 
   /** Every server this root could use, config first (a config server wins an extension). */
@@ -91,7 +101,10 @@ export class LspManager {
     if (this.options.fallback !== "force") {
       // Resolving the binary reads package.json files: once per root is enough.
       if (!this.#builtin.has(root))
-        this.#builtin.set(root, builtinTypescriptSpec(root, this.options.typescriptServer));
+        this.#builtin.set(
+          root,
+          builtinTypescriptSpec({ root, trusted: this.#host.trust.trusted }, this.options.typescriptServer),
+        );
       const ts = this.#builtin.get(root);
       if (ts) specs.push(ts);
     }
@@ -135,7 +148,7 @@ export class LspManager {
     if (running) return running;
     const started = (async (): Promise<Backend> => {
       if (choice.fallback || !choice.spec) return new TsMorphBackend(root);
-      const client = new LspClient(choice.spec, root);
+      const client = new LspClient(choice.spec, root, this.#host);
       await client.start(this.options.startTimeoutMs);
       return client;
     })();
@@ -202,7 +215,7 @@ export function managerOf(session: Session, options: LspFamilyOptions): LspManag
   let owner: Session = session;
   while (owner.parent) owner = owner.parent;
   return owner.state("lsp.manager", () => {
-    const manager = new LspManager(options);
+    const manager = new LspManager(options, owner);
     owner.onClose(() => manager.closeAll());
     return manager;
   });

@@ -1,7 +1,7 @@
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import type { ToolbeltConfig } from "@toolbelt/core";
+import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 
 /** How a server's diagnostics are collected. */
 export type DiagnosticsMode =
@@ -80,15 +80,48 @@ function resolveFrom(specifier: string): string | undefined {
   }
 }
 
-/** Finds an executable on PATH (no shell involved). */
-export function whichSync(command: string): string | undefined {
+/**
+ * Finds an executable on PATH (no shell involved). With `outside`, a PATH entry that is relative
+ * (`.`, `node_modules/.bin`: it would resolve against the server's cwd, the project root) or whose
+ * candidate lands inside `outside` once symlinks are resolved is skipped, so a file the model wrote
+ * into the project never becomes the server through PATH.
+ */
+export function whichSync(command: string, options: { outside?: string } = {}): string | undefined {
   if (command.includes("/")) return isExecutable(command) ? path.resolve(command) : undefined;
+  const fence = options.outside === undefined ? undefined : realOrSelf(options.outside);
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     if (!dir) continue;
+    if (fence !== undefined && !path.isAbsolute(dir)) continue;
     const candidate = path.join(dir, command);
-    if (isExecutable(candidate)) return candidate;
+    if (!isExecutable(candidate)) continue;
+    if (fence !== undefined && isInside(realOrSelf(candidate), fence)) continue;
+    return candidate;
   }
   return undefined;
+}
+
+function realOrSelf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/** Whether `file` is `dir` or lies beneath it (both already real paths). */
+export function isInside(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/**
+ * Where a server may come from for one root: repo-local binaries and the project's own TypeScript
+ * only when the project is trusted; PATH never into the root otherwise.
+ */
+export type ServerTrust = { root: string; trusted: boolean };
+
+function pathLookup(command: string, trust: ServerTrust): string | undefined {
+  return whichSync(command, trust.trusted ? {} : { outside: trust.root });
 }
 
 function isExecutable(file: string): boolean {
@@ -110,10 +143,17 @@ function packageVersion(specifier: string): string | undefined {
   }
 }
 
-/** typescript-language-server: the package's own bin first (run with this Node), then PATH. */
-export function findTypescriptLanguageServer():
-  | { command: string; args: string[]; origin: string }
-  | undefined {
+/**
+ * typescript-language-server: a trusted project's own `node_modules/.bin` copy first, then this
+ * package's own dependency (run with this Node), then PATH.
+ */
+export function findTypescriptLanguageServer(
+  trust?: ServerTrust,
+): { command: string; args: string[]; origin: string } | undefined {
+  if (trust?.trusted) {
+    const local = path.join(trust.root, "node_modules", ".bin", "typescript-language-server");
+    if (isExecutable(local)) return { command: local, args: ["--stdio"], origin: `project: ${local}` };
+  }
   const pkgJson = resolveFrom("typescript-language-server/package.json");
   if (pkgJson) {
     try {
@@ -127,12 +167,16 @@ export function findTypescriptLanguageServer():
       // A broken install: try PATH.
     }
   }
-  const onPath = whichSync("typescript-language-server");
+  const onPath = trust
+    ? pathLookup("typescript-language-server", trust)
+    : whichSync("typescript-language-server");
   return onPath ? { command: onPath, args: ["--stdio"], origin: `PATH: ${onPath}` } : undefined;
 }
 
 /** TypeScript 7's native server (`tsgo --lsp --stdio`) from @typescript/native-preview, then PATH. */
-export function findTsgo(): { command: string; args: string[]; origin: string } | undefined {
+export function findTsgo(
+  trust?: ServerTrust,
+): { command: string; args: string[]; origin: string } | undefined {
   const pkgJson = resolveFrom("@typescript/native-preview/package.json");
   if (pkgJson) {
     try {
@@ -147,20 +191,24 @@ export function findTsgo(): { command: string; args: string[]; origin: string } 
       // fall through to PATH
     }
   }
-  const onPath = whichSync("tsgo");
+  const onPath = trust ? pathLookup("tsgo", trust) : whichSync("tsgo");
   return onPath ? { command: onPath, args: ["--lsp", "--stdio"], origin: `PATH: ${onPath}` } : undefined;
 }
 
-/** The tsserver.js typescript-language-server should load: the project's own TypeScript, else ours. */
-export function tsserverPathFor(root: string): string | undefined {
-  const own = path.join(root, "node_modules", "typescript", "lib", "tsserver.js");
-  if (existsSync(own)) return undefined;
+/**
+ * The tsserver.js typescript-language-server should load, or undefined to let it pick the project's
+ * own `node_modules/typescript` — which it would do by itself, so an untrusted project always gets
+ * ours named explicitly: a tsserver.js the model wrote must never run.
+ */
+export function tsserverPathFor(trust: ServerTrust): string | undefined {
+  const own = path.join(trust.root, "node_modules", "typescript", "lib", "tsserver.js");
+  if (trust.trusted && existsSync(own)) return undefined;
   return resolveFrom("typescript/lib/tsserver.js");
 }
 
-export function builtinTypescriptSpec(root: string, choice: TsServerChoice): ServerSpec | undefined {
+export function builtinTypescriptSpec(trust: ServerTrust, choice: TsServerChoice): ServerSpec | undefined {
   if (choice === "tsgo") {
-    const found = findTsgo();
+    const found = findTsgo(trust);
     if (!found) return undefined;
     return {
       name: "tsgo",
@@ -170,10 +218,12 @@ export function builtinTypescriptSpec(root: string, choice: TsServerChoice): Ser
       diagnostics: "standard",
     };
   }
-  const found = findTypescriptLanguageServer();
+  const found = findTypescriptLanguageServer(trust);
   if (!found) return undefined;
-  const tsserver = tsserverPathFor(root);
-  const tslsVersion = packageVersion("typescript-language-server");
+  const tsserver = tsserverPathFor(trust);
+  const tslsVersion = found.origin.startsWith("project:")
+    ? "from the project"
+    : packageVersion("typescript-language-server");
   const tsVersion = tsserver ? packageVersion("typescript") : "from the project";
   return {
     name: "typescript",
@@ -209,4 +259,20 @@ export function configuredSpecs(config: ToolbeltConfig): ServerSpec[] {
     diagnostics: "standard" as const,
     origin: "config",
   }));
+}
+
+/**
+ * The absolute file to execute for a spec. A bare name is looked up on PATH here rather than by
+ * `spawn`, which would also search relative PATH entries from inside the root; a name with a `/`
+ * comes from trusted config and is taken relative to the root.
+ */
+export function resolveServerCommand(spec: ServerSpec, trust: ServerTrust): string {
+  if (path.isAbsolute(spec.command)) return spec.command;
+  if (spec.command.includes("/")) return path.resolve(trust.root, spec.command);
+  const found = pathLookup(spec.command, trust);
+  if (found) return found;
+  throw new ToolbeltError(
+    "EUNAVAILABLE",
+    `could not start language server ${spec.name}: ${spec.command} not found on PATH${trust.trusted ? "" : " (PATH entries inside the untrusted project are skipped)"}`,
+  );
 }

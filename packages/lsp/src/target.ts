@@ -36,6 +36,12 @@ export type Target = {
   name?: string;
 };
 
+/** `path:line:column` of a target, with the symbol name when there is one. */
+export function targetLabel(target: Target): string {
+  const where = `${target.rel}:${target.position.line + 1}:${target.position.character + 1}`;
+  return target.name ? `${where} ${target.name}` : where;
+}
+
 const KEYWORDS = new Set(
   "export default async function class interface type enum const let var declare abstract public private protected static readonly get set new return import from as def fn pub struct impl trait mod func package val override".split(
     " ",

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import {
   countWithCap,
@@ -19,7 +18,6 @@ import type {
   MarkedString,
   MarkupContent,
   SymbolInformation,
-  WorkspaceEdit,
 } from "vscode-languageserver-protocol";
 import { z } from "zod";
 import {
@@ -35,11 +33,11 @@ import {
   toDiagnosticItem,
   toPlace,
 } from "./format.js";
-import { type Backend, type LspFamilyOptions, managerOf } from "./manager.js";
-import { resolveTarget, type Target, targetFields } from "./target.js";
+import { type Backend, type LspFamilyOptions, managerOf, requireSupport } from "./manager.js";
+import { renameTool } from "./rename.js";
+import { resolveTarget, targetFields, targetLabel } from "./target.js";
 import { toUri } from "./uri.js";
 import { walkProject } from "./walk.js";
-import { applyTextEdits, changedLines, editsByFile } from "./workspace-edit.js";
 
 const FAMILY = "lsp";
 /** Files a workspace-wide diagnostics call opens at most. */
@@ -54,16 +52,6 @@ const limitField = z
 
 function capOf(ctx: ToolContext, limit: number | undefined): number {
   return limit ?? ctx.limits.fileSearchMaxMatches;
-}
-
-function targetLabel(target: Target): string {
-  const where = `${target.rel}:${target.position.line + 1}:${target.position.character + 1}`;
-  return target.name ? `${where} ${target.name}` : where;
-}
-
-function requireSupport(backend: Backend, method: string): void {
-  if (!backend.supports(method))
-    throw new ToolbeltError("EUNAVAILABLE", `${backend.label} does not support ${method}`);
 }
 
 function signalOpt(ctx: ToolContext): { signal?: AbortSignal } {
@@ -784,184 +772,6 @@ function callHierarchyTool(opts: LspFamilyOptions) {
       );
     },
   });
-}
-
-// ---------------------------------------------------------------- rename
-
-type RenameFile = { path: string; edits: number; lines: Array<{ line: number; text: string }> };
-type RenamePayload = {
-  kind: "lsp_rename";
-  target: string;
-  server: string;
-  new_name: string;
-  applied: boolean;
-  files: RenameFile[];
-  edit_count: number;
-  /** The workspace edit as the server sent it, for a client that applies it itself. */
-  workspace_edit: WorkspaceEdit;
-  notes?: string[];
-};
-
-const MAX_PREVIEW_LINES = 50;
-
-function renameTool(opts: LspFamilyOptions) {
-  return defineTool({
-    name: "lsp_rename",
-    family: FAMILY,
-    access: "write",
-    deferrable: true,
-    description:
-      "Rename a symbol everywhere it is used, as the language server computes it. Returns the edit per file; with apply: true writes every file atomically (all validated first; nothing is written if any file changed or lies outside the root).",
-    input: z.object({
-      ...targetFields,
-      new_name: z.string().min(1).describe("The new name."),
-      apply: z.boolean().optional().describe("Write the edits (default false: only show them)."),
-    }),
-    paths: (input) => [input.path],
-    async execute(input, ctx): Promise<RenamePayload> {
-      const target = await resolveTarget(input, ctx, opts);
-      const backend = target.backend;
-      requireSupport(backend, "textDocument/rename");
-      const edit = await backend.request<WorkspaceEdit | null>(
-        "textDocument/rename",
-        { textDocument: { uri: toUri(target.abs) }, position: target.position, newName: input.new_name },
-        signalOpt(ctx),
-      );
-      const byFile = editsByFile(edit);
-      if (!edit || byFile.length === 0)
-        throw new ToolbeltError("ENO_MATCH", `nothing to rename at ${targetLabel(target)}`);
-      // Validate everything before writing anything: inside the root, present, unchanged since the server saw it.
-      const planned: Array<{
-        abs: string;
-        rel: string;
-        before: string;
-        after: string;
-        edits: number;
-        lines: number[];
-      }> = [];
-      for (const file of byFile) {
-        let resolved: ReturnType<ToolContext["resolve"]>;
-        try {
-          resolved = ctx.resolve(file.abs);
-        } catch {
-          throw new ToolbeltError(
-            "EPATH_ESCAPE",
-            `the rename would edit a file outside the project root: ${file.abs}; nothing was changed`,
-          );
-        }
-        if (!resolved.exists)
-          throw new ToolbeltError(
-            "ENOENT",
-            `the rename edits a missing file: ${resolved.rel}; nothing was changed`,
-          );
-        const before = backend.text(resolved.abs) ?? (await readFile(resolved.abs, "utf8"));
-        const after = applyTextEdits(before, file.edits, resolved.rel);
-        planned.push({
-          abs: resolved.abs,
-          rel: resolved.rel,
-          before,
-          after,
-          edits: file.edits.length,
-          lines: changedLines(file.edits),
-        });
-      }
-      planned.sort((a, b) => (a.rel < b.rel ? -1 : 1));
-      const payload: RenamePayload = {
-        kind: "lsp_rename",
-        target: targetLabel(target),
-        server: backend.label,
-        new_name: input.new_name,
-        applied: false,
-        files: planned.map((p) => {
-          const newLines = p.after.split(/\r?\n/);
-          return {
-            path: p.rel,
-            edits: p.edits,
-            lines: p.lines
-              .slice(0, MAX_PREVIEW_LINES)
-              .map((line) => ({ line, text: (newLines[line - 1] ?? "").trim() })),
-          };
-        }),
-        edit_count: planned.reduce((n, p) => n + p.edits, 0),
-        workspace_edit: edit,
-      };
-      if (!input.apply) return payload;
-      payload.notes = await applyAll(ctx, planned);
-      payload.applied = true;
-      const manager = managerOf(ctx.session, opts);
-      await manager.filesChanged(
-        ctx.root,
-        planned.map((p) => p.abs),
-      );
-      await backend.syncOpen();
-      return payload;
-    },
-    render: (p) =>
-      renderText(
-        [
-          ["Kind", p.kind],
-          ["Target", p.target],
-          ["Server", p.server],
-          ["New-Name", p.new_name],
-          ["Applied", p.applied ? "yes" : "no (preview; call again with apply: true to write)"],
-          ["Files", p.files.length],
-          ["Edits", p.edit_count],
-        ],
-        [
-          renderTree(
-            p.files.map((f) => ({
-              path: f.path,
-              matches: f.lines.map((l) => ({ line: l.line, text: l.text })),
-            })),
-          ),
-          ...(p.notes ?? []),
-        ]
-          .filter(Boolean)
-          .join("\n"),
-      ),
-  });
-}
-
-/**
- * Writes every planned file under its lock (taken in path order, so two renames cannot deadlock),
- * after checking none changed on disk; on a failed write, restores the files already written.
- */
-async function applyAll(
-  ctx: ToolContext,
-  planned: Array<{ abs: string; rel: string; before: string; after: string }>,
-): Promise<string[]> {
-  const notes: string[] = [];
-  const locked = async (index: number): Promise<void> => {
-    if (index < planned.length) {
-      await ctx.withFileLock((planned[index] as (typeof planned)[number]).abs, () => locked(index + 1));
-      return;
-    }
-    for (const p of planned) {
-      const now = await readFile(p.abs, "utf8");
-      if (now !== p.before)
-        throw new ToolbeltError(
-          "ECONFLICT",
-          `${p.rel} changed since the server computed the rename; nothing was changed, try again`,
-        );
-    }
-    const written: typeof planned = [];
-    try {
-      for (const p of planned) {
-        const result = await ctx.writeFile(p.abs, p.after);
-        written.push(p);
-        notes.push(...result.notes);
-      }
-    } catch (error) {
-      for (const p of written.reverse()) await ctx.writeFile(p.abs, p.before).catch(() => {});
-      throw new ToolbeltError(
-        "EINTERNAL",
-        `writing the rename failed and was rolled back: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
-  };
-  await locked(0);
-  return notes;
 }
 
 // ---------------------------------------------------------------- the set

@@ -4,12 +4,26 @@ import { fromUri } from "./uri.js";
 
 export type FileEdits = { abs: string; edits: TextEdit[]; version?: number | null };
 
-/** The text edits of a workspace edit per file; file creations, renames and deletions are refused. */
-export function editsByFile(edit: WorkspaceEdit | null | undefined): FileEdits[] {
+/** A part of a workspace edit that is not applied, and why. */
+export type RefusedChange = { target: string; why: string };
+
+/**
+ * The text edits of a workspace edit per file. File creations, renames and deletions and non-file
+ * URIs are not applied: they come back in `refused`, so the caller can refuse the whole edit and
+ * say what the server asked for.
+ */
+export function editsByFile(edit: WorkspaceEdit | null | undefined): {
+  files: FileEdits[];
+  refused: RefusedChange[];
+} {
   const files = new Map<string, FileEdits>();
+  const refused: RefusedChange[] = [];
   const add = (uri: string, edits: TextEdit[], version?: number | null) => {
     const abs = fromUri(uri);
-    if (!abs) throw new ToolbeltError("EUNAVAILABLE", `the edit touches a non-file URI: ${uri}`);
+    if (!abs) {
+      refused.push({ target: uri, why: "not a file: URI" });
+      return;
+    }
     const entry = files.get(abs) ?? { abs, edits: [] };
     entry.edits.push(...edits);
     if (version !== undefined) entry.version = version;
@@ -17,11 +31,11 @@ export function editsByFile(edit: WorkspaceEdit | null | undefined): FileEdits[]
   };
   if (edit?.documentChanges) {
     for (const change of edit.documentChanges) {
-      if (!("textDocument" in change))
-        throw new ToolbeltError(
-          "EUNAVAILABLE",
-          `the edit ${change.kind}s a file; only text edits are applied`,
-        );
+      if (!("textDocument" in change)) {
+        const target = change.kind === "rename" ? `${change.oldUri} -> ${change.newUri}` : change.uri;
+        refused.push({ target, why: `a file ${change.kind} (only text edits are applied)` });
+        continue;
+      }
       add(
         change.textDocument.uri,
         change.edits.filter((e): e is TextEdit => "range" in e && "newText" in e),
@@ -31,7 +45,7 @@ export function editsByFile(edit: WorkspaceEdit | null | undefined): FileEdits[]
   } else if (edit?.changes) {
     for (const [uri, edits] of Object.entries(edit.changes)) add(uri, edits);
   }
-  return [...files.values()];
+  return { files: [...files.values()], refused };
 }
 
 function lineStarts(text: string): number[] {

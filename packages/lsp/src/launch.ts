@@ -1,0 +1,43 @@
+import {
+  type CommandSpec,
+  type LaunchPurpose,
+  scrubCommandEnv,
+  type ToolbeltConfig,
+  type TrustInfo,
+  UNTRUSTED,
+} from "@toolbelt/core";
+import { resolveServerCommand, type ServerSpec } from "./servers.js";
+
+/** What starting a server needs from the session: whether the project is trusted, and its wrappers. */
+export interface LaunchHost {
+  readonly trust: TrustInfo;
+  /** `agent.shell_env` here shapes the server's environment as it does the shell's. */
+  readonly config?: ToolbeltConfig;
+  wrapCommand(spec: CommandSpec, purpose: LaunchPurpose): CommandSpec;
+}
+
+/** A host for servers started outside a session: untrusted, nothing wraps the command. */
+export const STANDALONE_HOST: LaunchHost = {
+  trust: UNTRUSTED,
+  wrapCommand: (spec) => spec,
+};
+
+/**
+ * The environment a server starts with: the same scrub as shell commands (no tokens, cloud keys,
+ * toolbelt's own settings), plus what its config entry sets — config reaching here is trusted.
+ */
+function serverEnv(spec: ServerSpec, host: LaunchHost): Record<string, string | undefined> {
+  return { ...scrubCommandEnv(process.env, host.config?.agent.shell_env), ...spec.env };
+}
+
+/**
+ * The process to start for a server: its file resolved without letting PATH reach into an
+ * untrusted root, then passed through the session's wrappers (the shell family's sandbox).
+ */
+export function serverCommand(spec: ServerSpec, root: string, host: LaunchHost): CommandSpec {
+  const file = resolveServerCommand(spec, { root, trusted: host.trust.trusted });
+  return host.wrapCommand(
+    { file, args: [...spec.args], cwd: root, env: serverEnv(spec, host) },
+    "language-server",
+  );
+}

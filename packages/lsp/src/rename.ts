@@ -1,0 +1,254 @@
+import { readFile } from "node:fs/promises";
+import {
+  decide,
+  defineTool,
+  isProtectedPath,
+  renderText,
+  renderTree,
+  ToolbeltError,
+  type ToolContext,
+} from "@toolbelt/core";
+import type { WorkspaceEdit } from "vscode-languageserver-protocol";
+import { z } from "zod";
+import { type LspFamilyOptions, managerOf, requireSupport } from "./manager.js";
+import { resolveTarget, targetFields, targetLabel } from "./target.js";
+import { toUri } from "./uri.js";
+import { applyTextEdits, changedLines, editsByFile, type RefusedChange } from "./workspace-edit.js";
+
+type RenameFile = { path: string; edits: number; lines: Array<{ line: number; text: string }> };
+type RenamePayload = {
+  kind: "lsp_rename";
+  target: string;
+  server: string;
+  new_name: string;
+  applied: boolean;
+  files: RenameFile[];
+  edit_count: number;
+  /** The workspace edit as the server sent it, for a client that applies it itself. */
+  workspace_edit: WorkspaceEdit;
+  notes?: string[];
+};
+
+/** One file of a rename, checked and computed before anything is written. */
+export type PlannedFile = {
+  abs: string;
+  rel: string;
+  before: string;
+  after: string;
+  edits: number;
+  lines: number[];
+};
+
+const MAX_PREVIEW_LINES = 50;
+
+function refusal(code: "EPATH_ESCAPE" | "EUNAVAILABLE", refused: RefusedChange[]): ToolbeltError {
+  const list = refused.map((r) => `${r.target} (${r.why})`).join("; ");
+  return new ToolbeltError(code, `the server's rename edit is refused, nothing was changed: ${list}`, {
+    details: { refused },
+  });
+}
+
+/**
+ * Checks every file of a rename against what a write of it would face — root, protected paths,
+ * the allowlists of the tool and family, the write size limit — so a rename is refused whole
+ * before anything is written rather than failing halfway.
+ */
+export function checkPlan(ctx: ToolContext, planned: PlannedFile[]): void {
+  const protectedFiles = planned.filter((p) => isProtectedPath(p.rel)).map((p) => p.rel);
+  if (protectedFiles.length)
+    throw new ToolbeltError(
+      "EDENIED",
+      `the rename would edit ${protectedFiles.join(", ")}, which decide policy or run code; lsp_rename never writes them, nothing was changed`,
+      { details: { paths: protectedFiles } },
+    );
+  const decision = decide(
+    {
+      tool: "lsp_rename",
+      calledAs: ctx.calledAs,
+      family: "lsp",
+      access: "write",
+      paths: planned.map((p) => p.rel),
+    },
+    ctx.config,
+    ctx.session.allow,
+  );
+  if (decision.mode === "deny")
+    throw new ToolbeltError("EDENIED", `lsp_rename: ${decision.reason}; nothing was changed`, {
+      details: { source: decision.source },
+    });
+  const max = ctx.limits.fileWriteMaxBytes;
+  for (const p of planned) {
+    const bytes = Buffer.byteLength(p.after, "utf8");
+    if (bytes > max)
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `the rename would make ${p.rel} ${bytes} bytes, over limits.fileWriteMaxBytes (${max}); nothing was changed`,
+        { details: { path: p.rel, bytes, limit: max } },
+      );
+  }
+}
+
+export function renameTool(opts: LspFamilyOptions) {
+  return defineTool({
+    name: "lsp_rename",
+    family: "lsp",
+    access: "write",
+    deferrable: true,
+    description:
+      "Rename a symbol everywhere it is used, as the language server computes it. Returns the edit per file; with apply: true writes every file atomically (all validated first — inside the root, allowed, within the size limit, unchanged — and nothing is written if any file fails).",
+    input: z.object({
+      ...targetFields,
+      new_name: z.string().min(1).describe("The new name."),
+      apply: z.boolean().optional().describe("Write the edits (default false: only show them)."),
+    }),
+    paths: (input) => [input.path],
+    async execute(input, ctx): Promise<RenamePayload> {
+      const target = await resolveTarget(input, ctx, opts);
+      const backend = target.backend;
+      requireSupport(backend, "textDocument/rename");
+      const edit = await backend.request<WorkspaceEdit | null>(
+        "textDocument/rename",
+        { textDocument: { uri: toUri(target.abs) }, position: target.position, newName: input.new_name },
+        { signal: ctx.signal },
+      );
+      const { files: byFile, refused } = editsByFile(edit);
+      // Each target goes through the session's resolver (symlinks included), whatever URI the server wrote.
+      const resolved: Array<{ file: (typeof byFile)[number]; abs: string; rel: string; exists: boolean }> =
+        [];
+      const outside: RefusedChange[] = [];
+      for (const file of byFile) {
+        try {
+          const r = ctx.resolve(file.abs);
+          resolved.push({ file, abs: r.abs, rel: r.rel, exists: r.exists });
+        } catch {
+          outside.push({ target: file.abs, why: "outside the project root" });
+        }
+      }
+      if (outside.length) throw refusal("EPATH_ESCAPE", [...outside, ...refused]);
+      if (refused.length) throw refusal("EUNAVAILABLE", refused);
+      if (!edit || byFile.length === 0)
+        throw new ToolbeltError("ENO_MATCH", `nothing to rename at ${targetLabel(target)}`);
+      const planned: PlannedFile[] = [];
+      for (const { file, abs, rel, exists } of resolved) {
+        if (!exists)
+          throw new ToolbeltError("ENOENT", `the rename edits a missing file: ${rel}; nothing was changed`);
+        const before = backend.text(abs) ?? (await readFile(abs, "utf8"));
+        planned.push({
+          abs,
+          rel,
+          before,
+          after: applyTextEdits(before, file.edits, rel),
+          edits: file.edits.length,
+          lines: changedLines(file.edits),
+        });
+      }
+      planned.sort((a, b) => (a.rel < b.rel ? -1 : 1));
+      checkPlan(ctx, planned);
+      const payload: RenamePayload = {
+        kind: "lsp_rename",
+        target: targetLabel(target),
+        server: backend.label,
+        new_name: input.new_name,
+        applied: false,
+        files: planned.map((p) => {
+          const newLines = p.after.split(/\r?\n/);
+          return {
+            path: p.rel,
+            edits: p.edits,
+            lines: p.lines
+              .slice(0, MAX_PREVIEW_LINES)
+              .map((line) => ({ line, text: (newLines[line - 1] ?? "").trim() })),
+          };
+        }),
+        edit_count: planned.reduce((n, p) => n + p.edits, 0),
+        workspace_edit: edit,
+      };
+      if (!input.apply) return payload;
+      payload.notes = await applyAll(ctx, planned);
+      payload.applied = true;
+      const manager = managerOf(ctx.session, opts);
+      await manager.filesChanged(
+        ctx.root,
+        planned.map((p) => p.abs),
+      );
+      await backend.syncOpen();
+      return payload;
+    },
+    render: (p) =>
+      renderText(
+        [
+          ["Kind", p.kind],
+          ["Target", p.target],
+          ["Server", p.server],
+          ["New-Name", p.new_name],
+          ["Applied", p.applied ? "yes" : "no (preview; call again with apply: true to write)"],
+          ["Files", p.files.length],
+          ["Edits", p.edit_count],
+        ],
+        [
+          renderTree(
+            p.files.map((f) => ({
+              path: f.path,
+              matches: f.lines.map((l) => ({ line: l.line, text: l.text })),
+            })),
+          ),
+          ...(p.notes ?? []),
+        ]
+          .filter(Boolean)
+          .join("\n"),
+      ),
+  });
+}
+
+/**
+ * Writes every planned file through the session's write path, under the files' locks (taken in
+ * path order, so two renames cannot deadlock), after checking none changed on disk. A write the
+ * session refuses (or that fails) restores the files already written and keeps the refusal's code.
+ */
+export async function applyAll(
+  ctx: ToolContext,
+  planned: Array<Pick<PlannedFile, "abs" | "rel" | "before" | "after">>,
+): Promise<string[]> {
+  const notes: string[] = [];
+  const locked = async (index: number): Promise<void> => {
+    if (index < planned.length) {
+      await ctx.withFileLock((planned[index] as (typeof planned)[number]).abs, () => locked(index + 1));
+      return;
+    }
+    for (const p of planned) {
+      const now = await readFile(p.abs, "utf8");
+      if (now !== p.before)
+        throw new ToolbeltError(
+          "ECONFLICT",
+          `${p.rel} changed since the server computed the rename; nothing was changed, try again`,
+        );
+    }
+    const written: typeof planned = [];
+    for (const p of planned) {
+      try {
+        const result = await ctx.writeFile(p.abs, p.after);
+        written.push(p);
+        notes.push(...result.notes);
+      } catch (error) {
+        const unrestored: string[] = [];
+        for (const w of written.reverse())
+          await ctx.writeFile(w.abs, w.before).catch(() => unrestored.push(w.rel));
+        const code = ToolbeltError.isInstance(error) ? error.code : "EINTERNAL";
+        const why = (error as Error).message;
+        if (unrestored.length)
+          throw new ToolbeltError(
+            "EINTERNAL",
+            `writing ${p.rel} failed (${why}) and ${unrestored.join(", ")} could not be restored`,
+            { cause: error, details: { unrestored } },
+          );
+        throw new ToolbeltError(
+          code,
+          `writing ${p.rel} failed: ${why}; ${written.length ? `${written.map((w) => w.rel).join(", ")} restored, ` : ""}nothing was changed`,
+          { cause: error },
+        );
+      }
+    }
+  };
+  await locked(0);
+  return notes;
+}
