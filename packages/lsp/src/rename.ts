@@ -3,6 +3,7 @@ import {
   decide,
   defineTool,
   isProtectedPath,
+  normaliseError,
   renderText,
   renderTree,
   ToolbeltError,
@@ -233,8 +234,7 @@ export async function applyAll(
         const unrestored: string[] = [];
         for (const w of written.reverse())
           await ctx.writeFile(w.abs, w.before).catch(() => unrestored.push(w.rel));
-        const code = ToolbeltError.isInstance(error) ? error.code : "EINTERNAL";
-        const why = (error as Error).message;
+        const { code, message: why } = normaliseError(error);
         if (unrestored.length)
           throw new ToolbeltError(
             "EINTERNAL",
