@@ -147,8 +147,10 @@ export type VisibleText = {
  * hidden. Text without control/format characters or long space runs is shown as it is. Otherwise
  * it is escaped reversibly, and each run of `SPACE_RUN_MIN`+ spaces becomes `␠×N` (a literal `␠`
  * is then escaped too), so padding cannot push the rest of a command out of sight.
+ * `{ reversible: false }` leaves backslashes as they are, for text that is already an encoding
+ * (JSON) and would only read worse with them doubled.
  */
-export function visibleText(text: string): VisibleText {
+export function visibleText(text: string, options: Pick<EscapeOptions, "reversible"> = {}): VisibleText {
   const run = new RegExp(` {${SPACE_RUN_MIN},}`);
   if (!UNSAFE.test(text) && !run.test(text)) return { text, escaped: false };
   const chars = Array.from(text);
@@ -173,7 +175,7 @@ export function visibleText(text: string): VisibleText {
       } else k++;
     }
     const piece = chars.slice(i, k);
-    parts.push(escapeCodePoints(piece, {}, (n) => piece[n] === SPACE_MARK));
+    parts.push(escapeCodePoints(piece, options, (n) => piece[n] === SPACE_MARK));
     i = k;
   }
   return { text: parts.join(""), escaped: true };

@@ -12,11 +12,13 @@ import {
 import {
   type ApprovalPrompt,
   type ClientInfo,
+  escapeText,
   type QuestionRequest,
   type QuestionResponse,
   type Session,
   ToolbeltError,
   toMcpTool,
+  visibleText,
 } from "@toolbelt/core";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
 
@@ -158,17 +160,18 @@ type Elicit = (
 ) => Promise<{ action: string; content?: Record<string, unknown> }>;
 
 async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Promise<boolean> {
-  const input = prompt.input === undefined ? "" : `\ninput: ${JSON.stringify(prompt.input).slice(0, 2000)}`;
-  const result = await elicit(
-    `toolbelt wants to run ${prompt.tool} (${prompt.access}): ${prompt.summary}${input}`,
-    {
-      type: "object",
-      properties: {
-        allow: { type: "boolean", title: "Allow this call", description: prompt.summary, default: false },
-      },
-      required: ["allow"],
+  // The whole call, never cut (a client shows or scrolls it): the summary arrives escaped from
+  // core; the input is JSON, which leaves bidi and zero-width characters and space runs as they are.
+  const summary = escapeText(prompt.summary, { reversible: false });
+  const json = prompt.input === undefined ? undefined : JSON.stringify(prompt.input);
+  const input = json === undefined ? "" : `\ninput: ${visibleText(json, { reversible: false }).text}`;
+  const result = await elicit(`toolbelt wants to run ${prompt.tool} (${prompt.access}): ${summary}${input}`, {
+    type: "object",
+    properties: {
+      allow: { type: "boolean", title: "Allow this call", description: summary, default: false },
     },
-  );
+    required: ["allow"],
+  });
   return result.action === "accept" && result.content?.allow === true;
 }
 

@@ -82,6 +82,50 @@ describe("terminalClient", () => {
     expect(terminalClient({ approve: false }).approve).toBeUndefined();
   });
 
+  it("never cuts a long summary silently: head, tail, the hidden count, and v shows all of it", async () => {
+    const term = terminal();
+    const client = terminalClient({ input: term.input, output: term.output });
+    const summary = `shell: echo ${"a".repeat(3000)}; rm -rf x`;
+    const answer = client.approve?.({
+      request_id: "r",
+      tool: "shell",
+      family: "shell",
+      access: "execute",
+      summary,
+    });
+    await wait();
+    term.input.write("v\n");
+    await wait();
+    term.input.write("n\n");
+    expect(await answer).toBe(false);
+    const shown = term.written();
+    expect(shown).toMatch(/! shell: echo a+ … \[\d+ characters hidden, type v to view all\] … a+; rm -rf x/);
+    const hidden = Number(/\[(\d+) characters hidden/.exec(shown)?.[1]);
+    const firstLine = shown.split("\n")[1] ?? "";
+    expect(firstLine.replace(/ … \[.*\] … /, "").length + hidden).toBe(
+      `! ${summary} (shell, execute)`.length,
+    );
+    expect(shown).toContain("Allow? [y/N/v] ");
+    expect(shown).toContain(`Allow? [y/N/v] ${summary}\n`);
+  });
+
+  it("shows control characters in questions, options and summaries as escapes", async () => {
+    const term = terminal();
+    const client = terminalClient({ input: term.input, output: term.output });
+    const answer = client.approve?.({
+      request_id: "r",
+      tool: "x",
+      family: "x",
+      access: "execute",
+      summary: "x: ok\x1b[2K\rhidden",
+    });
+    await wait();
+    term.input.write("n\n");
+    await answer;
+    expect(term.written()).toContain("! x: ok\\x1B[2K\\rhidden (x, execute)");
+    expect(term.written()).not.toContain("\x1b");
+  });
+
   it("stops asking when the question is superseded (the prompt is aborted)", async () => {
     const term = terminal();
     const client = terminalClient({ input: term.input, output: term.output });

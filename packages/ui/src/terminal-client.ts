@@ -1,5 +1,18 @@
 import { createInterface, type Interface } from "node:readline";
-import type { ApprovalPrompt, ClientInfo, QuestionRequest, QuestionResponse } from "@toolbelt/core";
+import {
+  type ApprovalPrompt,
+  type ClientInfo,
+  elideMiddle,
+  escapeText,
+  type QuestionRequest,
+  type QuestionResponse,
+} from "@toolbelt/core";
+
+/** Approval summaries longer than this show their head and tail and offer the rest (`v`). */
+export const APPROVAL_SHOWN_CHARS = 1000;
+
+/** Text the model or a file chose, as a terminal may show it: no control character reaches it raw. */
+const shown = (text: string) => escapeText(text, { reversible: false });
 
 export type TerminalClientOptions = {
   /** Where answers are read from (default: process.stdin). */
@@ -97,12 +110,12 @@ export function terminalClient(options: TerminalClientOptions = {}): ClientInfo 
         withLines(signal, async (ask): Promise<QuestionResponse> => {
           const answers: QuestionResponse["answers"] = [];
           for (const [i, q] of request.questions.entries()) {
-            const title = q.header ? `[${q.header}] ${q.question}` : q.question;
+            const title = shown(q.header ? `[${q.header}] ${q.question}` : q.question);
             output.write(
               `\n? ${request.questions.length > 1 ? `(${i + 1}/${request.questions.length}) ` : ""}${title}\n`,
             );
             q.options.forEach((option, n) => {
-              output.write(`  ${n + 1}. ${option}\n`);
+              output.write(`  ${n + 1}. ${shown(option)}\n`);
             });
             const hint = q.multiple ? "numbers (e.g. 1,3)" : "a number";
             for (;;) {
@@ -124,9 +137,22 @@ export function terminalClient(options: TerminalClientOptions = {}): ClientInfo 
     client.approve = (prompt: ApprovalPrompt) =>
       serial(() =>
         withLines(undefined, async (ask) => {
-          output.write(`\n! ${prompt.summary} (${prompt.tool}, ${prompt.access})\n`);
-          const reply = (await ask("Allow? [y/N] ")).trim().toLowerCase();
-          return reply === "y" || reply === "yes";
+          // The summary arrives escaped from core; escaping again here only catches raw controls
+          // in summaries from elsewhere, and it never cuts: what is left out is counted and offered.
+          const summary = shown(prompt.summary);
+          const { head, tail, hidden } = elideMiddle(summary, APPROVAL_SHOWN_CHARS);
+          const what = hidden
+            ? `${head} … [${hidden} characters hidden, type v to view all] … ${tail}`
+            : summary;
+          output.write(`\n! ${what} (${prompt.tool}, ${prompt.access})\n`);
+          for (;;) {
+            const reply = (await ask(hidden ? "Allow? [y/N/v] " : "Allow? [y/N] ")).trim().toLowerCase();
+            if (hidden && (reply === "v" || reply === "view")) {
+              output.write(`${summary}\n`);
+              continue;
+            }
+            return reply === "y" || reply === "yes";
+          }
         }),
       ).catch(() => false);
   }

@@ -89,7 +89,8 @@ export function cardSubject(card: ToolCard): string | undefined {
   const family = cardFamily(card);
   if (family === "shell") {
     const command = pick(input, "command", "cmd", "script", "input");
-    if (typeof command === "string") return command.split("\n")[0];
+    // Whole: the card escapes it, so a second line is shown rather than dropped.
+    if (typeof command === "string") return command;
     if (Array.isArray(command)) return command.map(String).join(" ");
   }
   if (family === "search") {

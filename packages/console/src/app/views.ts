@@ -1,6 +1,8 @@
 /// <reference lib="dom" />
 // The console's components. Untrusted strings (file bodies, outputs, model text) are only ever
-// children of elements, which preact writes as text nodes.
+// children of elements, which preact writes as text nodes. Names, commands and summaries are shown
+// with core's escape (shown.ts), so bidi overrides, zero-width characters and newlines in them
+// cannot reorder, hide or split what the page shows.
 import { type ComponentChild, type ComponentChildren, h } from "preact";
 import { useState } from "preact/hooks";
 import {
@@ -14,6 +16,7 @@ import {
 } from "./describe.js";
 import type { Approval, ConsoleState, Question, QuestionAnswer, Todo, ToolCard } from "./model.js";
 import { PanelTree } from "./panel-view.js";
+import { shownCommand, shownDir, shownJson, shownLine, shownName } from "./shown.js";
 
 /** Beyond this a body is cut for drawing; the page says so. */
 const DRAW_LIMIT = 200_000;
@@ -48,7 +51,7 @@ function TreeView(props: { groups: DirGroup[]; matches: boolean; empty: string }
       h(
         "section",
         { class: "dir-group", key: group.dir },
-        h("div", { class: "dir-name" }, group.dir === "." ? "./" : `${group.dir}/`),
+        h("div", { class: "dir-name" }, group.dir === "." ? "./" : `${shownDir(group.dir)}/`),
         h(
           "ul",
           { class: "dir-entries" },
@@ -56,8 +59,8 @@ function TreeView(props: { groups: DirGroup[]; matches: boolean; empty: string }
             h(
               "li",
               { key: entry.path, class: "entry", "data-path": entry.path },
-              h("span", { class: "file-name" }, basename(entry.path)),
-              entry.note ? h("span", { class: "note" }, ` ${entry.note}`) : null,
+              h("span", { class: "file-name" }, shownName(basename(entry.path))),
+              entry.note ? h("span", { class: "note" }, ` ${shownLine(entry.note)}`) : null,
               props.matches && entry.matches?.length
                 ? h(
                     "ol",
@@ -67,7 +70,7 @@ function TreeView(props: { groups: DirGroup[]; matches: boolean; empty: string }
                         "li",
                         { key: i, class: m.context ? "match context" : "match" },
                         h("span", { class: "line-no" }, String(m.line)),
-                        h("code", { class: "match-text" }, m.text),
+                        h("code", { class: "match-text" }, shownLine(m.text)),
                       ),
                     ),
                   )
@@ -135,7 +138,8 @@ function ToolCardView(props: { card: ToolCard; shells: Record<string, string> })
   const { card, shells } = props;
   const [open, setOpen] = useState(false);
   const outcome = cardOutcome(card, shells);
-  const subject = cardSubject(card);
+  const rawSubject = cardSubject(card);
+  const subject = rawSubject === undefined ? undefined : shownCommand(rawSubject);
   return h(
     "article",
     {
@@ -260,7 +264,13 @@ function QuestionForm(props: { question: Question; actions: Actions | undefined 
       h(
         "fieldset",
         { key: qi, class: "question" },
-        h("legend", null, q.header ? h("span", { class: "badge" }, q.header) : null, " ", q.question),
+        h(
+          "legend",
+          null,
+          q.header ? h("span", { class: "badge" }, shownLine(q.header)) : null,
+          " ",
+          shownLine(q.question),
+        ),
         ...q.options.map((option, oi) =>
           h(
             "label",
@@ -273,7 +283,7 @@ function QuestionForm(props: { question: Question; actions: Actions | undefined 
                 choose(qi, oi, q.multiple === true, (ev.currentTarget as HTMLInputElement).checked),
             }),
             " ",
-            option,
+            shownLine(option),
           ),
         ),
         h("input", {
@@ -347,9 +357,9 @@ function ApprovalForm(props: { approval: Approval; actions: Actions | undefined 
       " ",
       h("span", { class: "badge" }, approval.access),
       " ",
-      approval.summary,
+      h("span", { class: "approval-summary" }, shownCommand(approval.summary)),
     ),
-    approval.input !== undefined ? h(Pre, { text: JSON.stringify(approval.input, null, 2) }) : null,
+    approval.input !== undefined ? h(Pre, { text: shownJson(approval.input) }) : null,
     h(
       "div",
       { class: "prompt-actions" },
@@ -409,7 +419,11 @@ function ApprovalRecord(props: { approval: Approval }): ComponentChild {
     h(
       "span",
       null,
-      approval.summary.startsWith(approval.tool) ? approval.summary : `${approval.tool}: ${approval.summary}`,
+      shownCommand(
+        approval.summary.startsWith(approval.tool)
+          ? approval.summary
+          : `${approval.tool}: ${approval.summary}`,
+      ),
     ),
     approval.resolved
       ? h(
