@@ -97,6 +97,13 @@ export {
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
 export {
+  type BudgetedCallOptions,
+  BudgetedWorker,
+  REGEX_BUDGET_MS,
+  type SafeTestOptions,
+  testLinesSafely,
+} from "./safe-regex.js";
+export {
   type BoundToolSchema,
   inputJsonSchema,
   type JsonSchema,
