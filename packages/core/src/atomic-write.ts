@@ -1,12 +1,20 @@
-import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
+import { ToolbeltError } from "./errors.js";
+import { type DirRef, openDirCreating } from "./safe-open.js";
+import { markLive, recordTempDir, sweepOnFirstWrite, tempName } from "./temp-files.js";
 
 export interface AtomicWriteOptions {
   /** File mode for a new file; an existing file keeps its own mode. */
   mode?: number;
   /** Create missing parent directories (default true). */
   mkdirs?: boolean;
+  /**
+   * The root the write must stay in. With it, `abs` must be a real path (as `PathResolver` gives
+   * it): the parent directory is opened and proven to be exactly `dirname(abs)`, and nothing at or
+   * above the root is created.
+   */
+  root?: string;
 }
 
 export interface AtomicWriteResult {
@@ -14,51 +22,118 @@ export interface AtomicWriteResult {
   bytes: number;
 }
 
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
 /**
  * Writes through a temporary file in the same directory, fsyncs it and renames it over the target,
- * so a crash at any point leaves the old file or the new one, never a torn one.
+ * so a crash at any point leaves the old file or the new one, never a torn one. The directory is
+ * held open by descriptor from the check to the rename (see safe-open.ts): the temp file is created
+ * exclusively in it and the rename lands in it, even if a name on the way is swapped for a symlink.
  */
 export async function writeFileAtomic(
   abs: string,
   data: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<AtomicWriteResult> {
-  const dir = path.dirname(abs);
-  if (options.mkdirs !== false) await fs.mkdir(dir, { recursive: true });
+  const base = path.basename(abs);
+  // Without a root the caller may pass a path through symlinks; the directory is proven against its real path.
+  const parent = options.root ? path.dirname(abs) : await realOrSame(path.dirname(abs));
+  const dir = await openDirCreating(parent, options.root, options.mkdirs !== false);
+  try {
+    return await writeIn(dir, base, data, options);
+  } finally {
+    await dir.close();
+  }
+}
+
+async function writeIn(
+  dir: DirRef,
+  base: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions,
+): Promise<AtomicWriteResult> {
+  await sweepOnFirstWrite(dir);
   let mode = options.mode ?? 0o644;
   let created = true;
   try {
-    const st = await fs.stat(abs);
+    // lstat: the name itself is replaced by the rename, a symlink there included, never followed.
+    const st = await fs.lstat(dir.at(base));
     if (st.isDirectory()) {
-      const error = new Error(`${abs} is a directory`) as NodeJS.ErrnoException;
+      const error = new Error(`${path.join(dir.path, base)} is a directory`) as NodeJS.ErrnoException;
       error.code = "EISDIR";
       throw error;
     }
-    mode = st.mode & 0o7777;
+    if (st.isFile()) mode = st.mode & 0o7777;
     created = false;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const tmp = path.join(dir, `.${path.basename(abs)}.${randomBytes(6).toString("hex")}.tbtmp`);
-  const handle = await fs.open(tmp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);
+  const tmp = tempName(base);
+  const tmpAbs = path.join(dir.path, tmp);
+  await recordTempDir(dir.path);
+  markLive(tmpAbs, true);
   try {
-    await handle.writeFile(bytes);
-    await handle.chmod(mode);
-    await handle.sync();
+    const handle = await fs.open(
+      dir.at(tmp),
+      constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | O_NOFOLLOW,
+      mode,
+    );
+    try {
+      // The temp file must be where the directory was proven to be; a rename of the directory
+      // since (it is held, not locked) is caught here, before any byte is written.
+      const where = await dir.pathOf(handle);
+      if (where !== undefined && where !== tmpAbs) {
+        throw new ToolbeltError(
+          "EPATH_ESCAPE",
+          `${dir.path} moved while writing ${base}; nothing was written`,
+          { details: { expected: tmpAbs, actual: where } },
+        );
+      }
+      await handle.writeFile(bytes);
+      await handle.chmod(mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(dir.at(tmp), dir.at(base));
   } catch (error) {
-    await handle.close().catch(() => {});
-    await fs.rm(tmp, { force: true });
+    await fs.unlink(dir.at(tmp)).catch(() => {});
     throw error;
+  } finally {
+    markLive(tmpAbs, false);
   }
-  await handle.close();
-  try {
-    await fs.rename(tmp, abs);
-  } catch (error) {
-    await fs.rm(tmp, { force: true });
-    throw error;
-  }
+  // The rename is durable only once the directory is.
+  await dir.sync();
   return { created, bytes: bytes.byteLength };
+}
+
+async function realOrSame(p: string): Promise<string> {
+  try {
+    return await fs.realpath(p);
+  } catch {
+    return p;
+  }
+}
+
+/** Removes the file `abs` through its verified directory (see writeFileAtomic); a missing file is fine. */
+export async function removeFileAt(abs: string, root?: string): Promise<boolean> {
+  let dir: DirRef;
+  try {
+    dir = await openDirCreating(path.dirname(abs), root, false);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  try {
+    await fs.unlink(dir.at(path.basename(abs)));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  } finally {
+    await dir.close();
+  }
 }
 
 /** Serialises work per key (an absolute path): concurrent edits of one file run one after another. */

@@ -4,6 +4,7 @@ export {
   type AtomicWriteOptions,
   type AtomicWriteResult,
   KeyedLock,
+  removeFileAt,
   writeFileAtomic,
 } from "./atomic-write.js";
 export {
@@ -94,8 +95,9 @@ export {
   type PluginInput,
   type Skill,
 } from "./plugin.js";
-export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
+export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
+export { DirRef, openForRead } from "./safe-open.js";
 export {
   type BudgetedCallOptions,
   BudgetedWorker,

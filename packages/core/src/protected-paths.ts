@@ -22,3 +22,6 @@ export function isProtectedPath(rel: string, patterns: readonly string[] = PROTE
   }
   return false;
 }
+
+/** The `--allow` / SDK `allow` entry that lets tools write protected paths without asking. */
+export const PROTECTED_ALLOW = "protected";

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
-import { type AtomicWriteOptions, KeyedLock, writeFileAtomic } from "./atomic-write.js";
+import { type AtomicWriteOptions, KeyedLock, removeFileAt, writeFileAtomic } from "./atomic-write.js";
 import {
   type EditBackend,
   type Limits,
@@ -18,8 +19,11 @@ import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
 import { decide } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
+import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
+import { openForRead } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
+import { releaseJournal, sweepJournals } from "./temp-files.js";
 import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
@@ -446,10 +450,26 @@ export class Session {
       );
       if (decision.mode === "deny")
         return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
-      if (decision.mode === "ask") {
-        const ok = await this.#askApproval(binding, input, { summary: summarise(binding.name, input) });
-        if (!ok.approved) return errorPayload("EDENIED", ok.message, { tool: binding.name });
+      const gate = newGate(binding);
+      // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
+      const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
+      const askProtected = guarded.length > 0 && !this.allow.has(PROTECTED_ALLOW);
+      if (decision.mode === "ask" || askProtected) {
+        const summary = summarise(binding.name, input);
+        const ok = await this.#askApproval(
+          gate.who,
+          input,
+          { summary: askProtected ? `${summary}\n${protectedNote(guarded)}` : summary },
+          askProtected ? protectedRefusal(binding.name, guarded, decision.mode === "ask") : undefined,
+        );
+        if (!ok.approved)
+          return errorPayload("EDENIED", ok.message, {
+            tool: binding.name,
+            ...(askProtected ? { protected_paths: guarded } : {}),
+          });
+        for (const r of guarded) gate.protectedOk.add(r);
       }
+      if (tool.access === "write") for (const r of rels) gate.cleared.add(r);
       const controller = new AbortController();
       const onAbort = () => controller.abort(signal?.reason);
       // A signal already aborted never fires "abort": check it first.
@@ -458,7 +478,7 @@ export class Session {
       try {
         const payload = (await tool.execute(
           input as never,
-          this.#context(binding, callId, controller.signal),
+          this.#context(binding, callId, controller.signal, gate),
         )) as Payload;
         if (
           typeof payload !== "object" ||
@@ -477,23 +497,26 @@ export class Session {
   }
 
   async #askApproval(
-    binding: Binding,
+    who: Writer,
     input: unknown,
     request: ApprovalRequest,
+    refusal?: { needs: string; how: string },
   ): Promise<{ approved: boolean; message: string }> {
     const approver = this.client.approve;
-    const how = `allow it with --allow ${binding.tool.family} (CLI), tools.${binding.tool.family}.mode = "allow" in configs/app.json, or an approver on the client`;
     if (!approver) {
+      const how =
+        refusal?.how ??
+        `allow it with --allow ${who.family} (CLI), tools.${who.family}.mode = "allow" in configs/app.json, or an approver on the client`;
       return {
         approved: false,
-        message: `${binding.name} needs approval and nobody can give it here: ${how}`,
+        message: `${refusal?.needs ?? `${who.name} needs approval`} and nobody can give it here: ${how}`,
       };
     }
     const prompt: ApprovalPrompt = {
       request_id: randomUUID(),
-      tool: binding.name,
-      family: binding.tool.family,
-      access: binding.tool.access,
+      tool: who.name,
+      family: who.family,
+      access: who.access,
       summary: request.summary,
       input,
     };
@@ -506,10 +529,10 @@ export class Session {
       by = `error: ${(error as Error).message}`;
     }
     this.events.emit({ type: "approval_resolved", request_id: prompt.request_id, approved, by });
-    return { approved, message: approved ? "approved" : `${binding.name} was denied by ${by}` };
+    return { approved, message: approved ? "approved" : `${who.name} was denied by ${by}` };
   }
 
-  #context(binding: Binding, callId: string, signal: AbortSignal): ToolContext {
+  #context(binding: Binding, callId: string, signal: AbortSignal, gate: WriteGate): ToolContext {
     return {
       session: this,
       callId,
@@ -525,33 +548,141 @@ export class Session {
       emit: (event) => {
         this.events.emit(event);
       },
-      writeFile: (abs, data, options) => this.writeFile(abs, data, { ...options, tool: binding.name }),
+      writeFile: (abs, data, options) => this.#write(gate, abs, data, options ?? {}),
+      checkWrite: async (abs, bytes) => {
+        await this.#checkWrite(gate, abs, bytes);
+      },
+      removeFile: async (abs) => {
+        const target = await this.#checkWrite(gate, abs, 0);
+        const removed = await removeFileAt(target.abs, this.root);
+        this.ledger.invalidate(target.abs);
+        return removed;
+      },
+      openFile: (abs) => this.openFile(abs),
       withFileLock: (abs, fn) => this.#locks.run(abs, fn),
-      approve: async (request) =>
-        (await this.#askApproval(binding, undefined, request)).approved ||
-        decide(
+      approve: async (request) => {
+        const decision = decide(
           { tool: binding.tool.name, family: binding.tool.family, access: binding.tool.access, paths: [] },
           this.#config,
           this.allow,
-        ).mode === "allow",
+        );
+        if (decision.mode === "deny") return false;
+        // A person who was asked has the last word; the policy decides only when nobody can be asked.
+        if (this.client.approve) return (await this.#askApproval(gate.who, undefined, request)).approved;
+        return decision.mode === "allow";
+      },
     };
   }
 
-  /** The atomic write path every family uses: invalidates the ledger and runs afterWrite hooks. */
+  /**
+   * The atomic write path every family uses. Enforces, for every write whoever asks: the root (on
+   * the real path, held to the moment of the rename), `limits.fileWriteMaxBytes`, the writer's
+   * `tools.*.allowlist`/mode, and an approval for protected paths. Invalidates the ledger and runs
+   * afterWrite hooks. `tool` names the writer (its bound name) for policy and prompts.
+   */
   async writeFile(
     abs: string,
     data: string | Uint8Array,
     options: AtomicWriteOptions & { tool?: string; locked?: boolean } = {},
   ): Promise<WriteResult> {
-    if (!this.#resolver.contains(abs)) {
-      throw new ToolbeltError("EPATH_ESCAPE", `refusing to write outside the root: ${abs}`);
+    const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
+    const gate: WriteGate = binding
+      ? newGate(binding)
+      : {
+          who: {
+            name: options.tool ?? "writeFile",
+            tool: options.tool ?? "writeFile",
+            family: "core",
+            access: "write",
+          },
+          cleared: new Set(),
+          protectedOk: new Set(),
+        };
+    return this.#write(gate, abs, data, options);
+  }
+
+  /** Opens a file inside the root for reading, so that the check and the open are one act (see safe-open.ts). */
+  async openFile(abs: string): Promise<FileHandle> {
+    const target = this.#resolver.resolve(abs, this.#cwd);
+    return openForRead(target.abs, { root: this.#resolver.root });
+  }
+
+  async #checkWrite(gate: WriteGate, abs: string, bytes: number): Promise<{ abs: string; rel: string }> {
+    const target = this.#resolver.resolve(abs, this.#cwd);
+    const max = this.#config.limits.fileWriteMaxBytes;
+    if (bytes > max) {
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `${gate.who.name}: ${target.rel} would be ${bytes} bytes, over the ${max}-byte write limit (limits.fileWriteMaxBytes); not written`,
+        { details: { path: target.rel, size: bytes, limit: max } },
+      );
     }
-    const result = await writeFileAtomic(abs, data, options);
-    this.ledger.invalidate(abs);
+    if (!gate.cleared.has(target.rel)) {
+      const decision = decide(
+        {
+          tool: gate.who.tool,
+          calledAs: gate.who.name,
+          family: gate.who.family,
+          access: "write",
+          paths: [target.rel],
+        },
+        this.#config,
+        this.allow,
+      );
+      if (decision.mode === "deny") {
+        throw new ToolbeltError("EDENIED", `${gate.who.name}: ${decision.reason}`, {
+          details: { tool: gate.who.name, path: target.rel },
+        });
+      }
+      if (decision.mode === "ask") {
+        const ok = await this.#askApproval(
+          gate.who,
+          { path: target.rel },
+          { summary: `${gate.who.name}: write ${target.rel}` },
+        );
+        if (!ok.approved)
+          throw new ToolbeltError("EDENIED", ok.message, {
+            details: { tool: gate.who.name, path: target.rel },
+          });
+      }
+      gate.cleared.add(target.rel);
+    }
+    if (
+      isProtectedPath(target.rel) &&
+      !this.allow.has(PROTECTED_ALLOW) &&
+      !gate.protectedOk.has(target.rel)
+    ) {
+      const ok = await this.#askApproval(
+        gate.who,
+        { path: target.rel },
+        { summary: `${gate.who.name}: write ${target.rel}\n${protectedNote([target.rel])}` },
+        protectedRefusal(gate.who.name, [target.rel], false),
+      );
+      if (!ok.approved) {
+        throw new ToolbeltError("EDENIED", ok.message, {
+          details: { tool: gate.who.name, path: target.rel, protected_paths: [target.rel] },
+        });
+      }
+      gate.protectedOk.add(target.rel);
+    }
+    return target;
+  }
+
+  async #write(
+    gate: WriteGate,
+    abs: string,
+    data: string | Uint8Array,
+    options: AtomicWriteOptions & { tool?: string; locked?: boolean },
+  ): Promise<WriteResult> {
+    const { tool: _tool, locked: _locked, ...atomic } = options;
+    const size = typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.byteLength;
+    const target = await this.#checkWrite(gate, abs, size);
+    const result = await writeFileAtomic(target.abs, data, { ...atomic, root: this.#resolver.root });
+    this.ledger.invalidate(target.abs);
     const notes: string[] = [];
     for (const hook of this.hooks.afterWrite) {
       try {
-        const note = await hook({ abs, rel: this.#resolver.relative(abs), tool: options.tool ?? "write" });
+        const note = await hook({ abs: target.abs, rel: target.rel, tool: gate.who.name });
         if (note) notes.push(note);
       } catch {
         // A failing hook (a crashed language server) must not fail a write that already happened.
@@ -639,6 +770,8 @@ export class Session {
 
   /** Runs each plugin's setup once; createSession calls it. */
   async setup(): Promise<void> {
+    // Temp files of writers killed mid-write, in the directories their journals name (once per process).
+    await sweepJournals();
     for (const plugin of this.#plugins) await plugin.setup?.(this);
     this.#announce("session started");
   }
@@ -646,6 +779,7 @@ export class Session {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await releaseJournal();
     for (const fn of this.#closers.reverse()) {
       try {
         await fn();
@@ -703,6 +837,47 @@ function validate(schema: z.ZodType, input: unknown): unknown {
   throw new ToolbeltError("EINVAL_INPUT", issues.map((i) => `${i.path}: ${i.message}`).join("; "), {
     details: { field: first?.path, issues },
   });
+}
+
+/** Who is writing: the bound name, the tool's own name and family, for policy and prompts. */
+interface Writer {
+  name: string;
+  tool: string;
+  family: string;
+  access: string;
+}
+
+/** What one call's permission check already settled, so its writes are not asked about twice. */
+interface WriteGate {
+  who: Writer;
+  /** Root-relative paths the call-level decision allowed (or its approver approved) for writing. */
+  cleared: Set<string>;
+  /** Protected paths approved during this call. */
+  protectedOk: Set<string>;
+}
+
+function newGate(binding: Binding): WriteGate {
+  return {
+    who: {
+      name: binding.name,
+      tool: binding.tool.name,
+      family: binding.tool.family,
+      access: binding.tool.access,
+    },
+    cleared: new Set(),
+    protectedOk: new Set(),
+  };
+}
+
+function protectedNote(rels: string[]): string {
+  return `protected: ${rels.join(", ")} (decides policy or runs code; see PROTECTED_PATHS)`;
+}
+
+function protectedRefusal(name: string, rels: string[], alsoAsk: boolean): { needs: string; how: string } {
+  return {
+    needs: `${name} wants to write ${rels.join(", ")}, protected (it decides policy or runs code)`,
+    how: `allow it with --allow ${PROTECTED_ALLOW} (CLI) or allow: ["${PROTECTED_ALLOW}"] (SDK)${alsoAsk ? `, together with --allow for the tool or family` : ""}, or attach an approver`,
+  };
 }
 
 /**

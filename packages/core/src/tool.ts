@@ -1,3 +1,4 @@
+import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
 import type { AtomicWriteOptions, AtomicWriteResult } from "./atomic-write.js";
 import type { EditBackend, Limits, ToolbeltConfig } from "./config.js";
@@ -61,8 +62,23 @@ export interface ToolContext {
   /** Resolves a path inside the root (relative to the session's cwd); throws EPATH_ESCAPE otherwise. */
   resolve(path: string): ResolvedPath;
   emit(event: EventInput): void;
-  /** Atomic, per-file serialised write that invalidates the read ledger and runs afterWrite hooks. */
+  /**
+   * Atomic write that invalidates the read ledger and runs afterWrite hooks. Every write is checked
+   * as a write by this tool: inside the root (on the real path, at the moment of the rename),
+   * `limits.fileWriteMaxBytes`, `tools.*.allowlist`/mode, and an approval for protected paths
+   * (EDENIED / ETOO_LARGE / EPATH_ESCAPE are thrown as ToolbeltError).
+   */
   writeFile(abs: string, data: string | Uint8Array, options?: AtomicWriteOptions): Promise<WriteResult>;
+  /** Runs the checks `writeFile` would run for `bytes` bytes at `abs`, without writing (for multi-file preflight). */
+  checkWrite(abs: string, bytes: number): Promise<void>;
+  /** Deletes a file inside the root under the same checks as a write (e.g. to undo a file a call created). */
+  removeFile(abs: string): Promise<boolean>;
+  /**
+   * Opens a file inside the root for reading such that the path check and the open are one act: a
+   * directory swapped for a symlink between them makes the open fail with EPATH_ESCAPE, never read
+   * elsewhere. The last component is not followed; FIFOs open without blocking (fstat the handle).
+   */
+  openFile(abs: string): Promise<FileHandle>;
   /** Runs `fn` while holding the per-file lock (for read-modify-write edits). */
   withFileLock<T>(abs: string, fn: () => Promise<T>): Promise<T>;
   /** Asks the session's permission policy for something beyond the call itself. */

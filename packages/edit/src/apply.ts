@@ -1,4 +1,3 @@
-import { promises as fs } from "node:fs";
 import path from "node:path";
 import { fingerprintOf, type ResolvedPath, ToolbeltError, type ToolContext } from "@toolbelt/core";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
@@ -62,27 +61,34 @@ export function resolveIn(ctx: ToolContext, file: string, base?: string): Resolv
 
 /** Reads a file for editing; a missing file loads as empty with `exists: false`. Call under the file's lock. */
 export async function loadFile(ctx: ToolContext, abs: string, rel: string): Promise<LoadedFile> {
-  let stat: Awaited<ReturnType<typeof fs.stat>>;
+  // Opened through core: the path check holds at the open, and the stat and the bytes are of one descriptor.
+  let handle: Awaited<ReturnType<ToolContext["openFile"]>>;
   try {
-    stat = await fs.stat(abs);
+    handle = await ctx.openFile(abs);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       return { abs, rel, exists: false, doc: emptyDocument(), original: undefined, stale: false };
     }
     throw error;
   }
-  if (stat.isDirectory())
-    throw new ToolbeltError("EISDIR", `${rel} is a directory`, { details: { path: rel } });
-  if (stat.size > ctx.limits.fileWriteMaxBytes) {
-    throw new ToolbeltError(
-      "ETOO_LARGE",
-      `${rel} is ${stat.size} bytes, over the ${ctx.limits.fileWriteMaxBytes}-byte edit limit (limits.fileWriteMaxBytes)`,
-      { details: { path: rel } },
-    );
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory())
+      throw new ToolbeltError("EISDIR", `${rel} is a directory`, { details: { path: rel } });
+    if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
+    if (stat.size > ctx.limits.fileWriteMaxBytes) {
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `${rel} is ${stat.size} bytes, over the ${ctx.limits.fileWriteMaxBytes}-byte edit limit (limits.fileWriteMaxBytes)`,
+        { details: { path: rel } },
+      );
+    }
+    const bytes = new Uint8Array(await handle.readFile());
+    const stale = ctx.ledger.status(abs, fingerprintOf(bytes, stat)) === "stale";
+    return { abs, rel, exists: true, doc: decodeDocument(bytes, rel), original: bytes, stale };
+  } finally {
+    await handle.close();
   }
-  const bytes = new Uint8Array(await fs.readFile(abs));
-  const stale = ctx.ledger.status(abs, fingerprintOf(bytes, stat)) === "stale";
-  return { abs, rel, exists: true, doc: decodeDocument(bytes, rel), original: bytes, stale };
 }
 
 const DIFF_MAX_LINES = 400;
@@ -138,6 +144,10 @@ export async function commitAll(
       );
     }
   }
+  // Every file passes core's write checks (allowlist, protected-path approval) before the first is written.
+  for (const [i, p] of pending.entries()) {
+    await ctx.checkWrite(p.file.abs, Buffer.byteLength(data[i] as string, "utf8"));
+  }
   const notes: string[] = [];
   const written: PendingWrite[] = [];
   try {
@@ -149,7 +159,7 @@ export async function commitAll(
   } catch (error) {
     for (const p of written) {
       if (p.file.original) await ctx.writeFile(p.file.abs, p.file.original).catch(() => {});
-      else await fs.rm(p.file.abs, { force: true }).catch(() => {});
+      else await ctx.removeFile(p.file.abs).catch(() => {});
     }
     throw error;
   }

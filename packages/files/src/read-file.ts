@@ -1,4 +1,3 @@
-import { promises as fs } from "node:fs";
 import {
   defineTool,
   fingerprintOf,
@@ -81,19 +80,41 @@ function unchangedMessage(rel: string, window: LineWindow): string {
   return `[toolbelt: file_unchanged — lines ${span} of ${rel} were already returned earlier in this session and the file has not changed since (same size, mtime and content hash). Refer to that earlier result. This notice is not file content; never write it into a file.]`;
 }
 
-async function readImage(ctx: ToolContext, abs: string, rel: string, mime: string): Promise<ImagePayload> {
-  const stat = await fs.stat(abs);
-  const max = ctx.limits.fileReadMaxImageBytes;
-  if (stat.size > max) {
-    throw new ToolbeltError(
-      "ETOO_LARGE",
-      `${rel} is ${stat.size} bytes; images are read up to ${max} bytes`,
-      {
-        details: { path: rel, size: stat.size, limit: max },
-      },
-    );
+/**
+ * Opens the file through core, so the path check holds at the open (a directory swapped for a
+ * symlink meanwhile is refused, never read through), and reads the bytes and the stat of that one
+ * descriptor, so the fingerprint describes what was read. Only regular files are read: a FIFO or a
+ * device opened here would block or never end (the open itself does not block).
+ */
+async function readOpened(
+  ctx: ToolContext,
+  abs: string,
+  rel: string,
+  max: { bytes: number; what: string },
+): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
+  const handle = await ctx.openFile(abs);
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory())
+      throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
+    if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
+    if (stat.size > max.bytes) {
+      throw new ToolbeltError("ETOO_LARGE", `${rel} is ${stat.size} bytes; ${max.what} ${max.bytes} bytes`, {
+        details: { path: rel, size: stat.size, limit: max.bytes },
+      });
+    }
+    const bytes = await handle.readFile();
+    return { bytes, size: stat.size, mtimeMs: stat.mtimeMs };
+  } finally {
+    await handle.close();
   }
-  const bytes = await fs.readFile(abs);
+}
+
+async function readImage(ctx: ToolContext, abs: string, rel: string, mime: string): Promise<ImagePayload> {
+  const { bytes } = await readOpened(ctx, abs, rel, {
+    bytes: ctx.limits.fileReadMaxImageBytes,
+    what: "images are read up to",
+  });
   return {
     kind: "image",
     path: rel,
@@ -101,37 +122,6 @@ async function readImage(ctx: ToolContext, abs: string, rel: string, mime: strin
     size: bytes.byteLength,
     base64: bytes.toString("base64"),
   };
-}
-
-/** Reads the bytes and the stat of the same open file, so the fingerprint describes what was read. */
-async function readWithStat(
-  abs: string,
-  rel: string,
-): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
-  // Opening a FIFO or a device would block or never end: only regular files are opened.
-  const before = await fs.stat(abs);
-  if (before.isDirectory())
-    throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
-  if (!before.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
-  const handle = await fs.open(abs, "r");
-  try {
-    const stat = await handle.stat();
-    if (stat.isDirectory())
-      throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
-    if (stat.size > MAX_READ_BYTES) {
-      throw new ToolbeltError(
-        "ETOO_LARGE",
-        `${rel} is ${stat.size} bytes; read_file reads files up to ${MAX_READ_BYTES}`,
-        {
-          details: { path: rel, size: stat.size, limit: MAX_READ_BYTES },
-        },
-      );
-    }
-    const bytes = await handle.readFile();
-    return { bytes, size: stat.size, mtimeMs: stat.mtimeMs };
-  } finally {
-    await handle.close();
-  }
 }
 
 export async function executeRead(
@@ -143,7 +133,10 @@ export async function executeRead(
     throw new ToolbeltError("ENOENT", `no such file: ${resolved.rel}`, { details: { path: resolved.rel } });
   const mime = imageMimeType(resolved.abs);
   if (mime) return readImage(ctx, resolved.abs, resolved.rel, mime);
-  const { bytes, size, mtimeMs } = await readWithStat(resolved.abs, resolved.rel);
+  const { bytes, size, mtimeMs } = await readOpened(ctx, resolved.abs, resolved.rel, {
+    bytes: MAX_READ_BYTES,
+    what: "read_file reads files up to",
+  });
   const decoded = decodeText(bytes);
   if (!decoded) {
     throw new ToolbeltError(

@@ -1,4 +1,3 @@
-import { promises as fs } from "node:fs";
 import { defineTool, renderText, ToolbeltError } from "@toolbelt/core";
 import { z } from "zod";
 
@@ -38,12 +37,14 @@ export const writeFileTool = defineTool({
         },
       );
     }
-    if (resolved.exists && (await fs.stat(resolved.abs)).isDirectory()) {
-      throw new ToolbeltError("EISDIR", `${resolved.rel} is a directory`, {
-        details: { path: resolved.rel },
-      });
-    }
-    const written = await ctx.writeFile(resolved.abs, input.content);
+    // No stat by path here: core checks the target through the held directory, at the write itself.
+    const written = await ctx.writeFile(resolved.abs, input.content).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === "EISDIR")
+        throw new ToolbeltError("EISDIR", `${resolved.rel} is a directory`, {
+          details: { path: resolved.rel },
+        });
+      throw error;
+    });
     return {
       kind: "file_written",
       path: resolved.rel,

@@ -1,0 +1,177 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeFileAt, writeFileAtomic } from "./atomic-write.js";
+import { DirRef, hasProcFd, openForRead } from "./safe-open.js";
+import { isStaleTemp, sweepJournals, tempName } from "./temp-files.js";
+
+let base: string;
+let root: string;
+let outside: string;
+let state: string;
+const savedState = process.env.TOOLBELT_STATE_DIR;
+
+beforeAll(() => {
+  base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "tb-safe-open-")));
+  root = path.join(base, "root");
+  outside = path.join(base, "outside");
+  state = path.join(base, "state");
+  mkdirSync(path.join(root, "d"), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(path.join(root, "d", "f.txt"), "inside\n");
+  writeFileSync(path.join(outside, "f.txt"), "OUTSIDE\n");
+  process.env.TOOLBELT_STATE_DIR = state;
+});
+afterAll(() => {
+  rmSync(base, { recursive: true, force: true });
+  if (savedState === undefined) delete process.env.TOOLBELT_STATE_DIR;
+  else process.env.TOOLBELT_STATE_DIR = savedState;
+});
+
+/** Replaces `root/d` by a symlink to outside, as a swapping attacker would between check and open. */
+function swapIn(): () => void {
+  renameSync(path.join(root, "d"), path.join(root, "d.real"));
+  symlinkSync(outside, path.join(root, "d"));
+  return () => {
+    rmSync(path.join(root, "d"));
+    renameSync(path.join(root, "d.real"), path.join(root, "d"));
+  };
+}
+
+/** A pid that belonged to a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+  return Number(child.stdout.toString());
+}
+
+const skipReason = hasProcFd() ? undefined : "no /proc/self/fd: the descriptor checks fall back to paths";
+if (skipReason) console.warn(`safe-open tests skipped: ${skipReason}`);
+
+describe.skipIf(!!skipReason)("opens that hold their path check", () => {
+  it("reads the file of the checked directory, and refuses when a symlink was swapped in", async () => {
+    const abs = path.join(root, "d", "f.txt");
+    const handle = await openForRead(abs, { root });
+    expect((await handle.readFile()).toString()).toBe("inside\n");
+    await handle.close();
+    const restore = swapIn();
+    try {
+      await expect(openForRead(abs, { root })).rejects.toMatchObject({ code: "EPATH_ESCAPE" });
+    } finally {
+      restore();
+    }
+  });
+
+  it("does not follow a symlink in the last component", async () => {
+    symlinkSync(path.join(outside, "f.txt"), path.join(root, "d", "link"));
+    try {
+      await expect(openForRead(path.join(root, "d", "link"), { root })).rejects.toMatchObject({
+        code: "ELOOP",
+      });
+    } finally {
+      rmSync(path.join(root, "d", "link"));
+    }
+  });
+
+  it("opens a FIFO without blocking", async () => {
+    const fifo = path.join(root, "d", "pipe");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      const handle = await openForRead(fifo, { root });
+      expect((await handle.stat()).isFIFO()).toBe(true);
+      await handle.close();
+    } finally {
+      rmSync(fifo);
+    }
+  });
+
+  it("writes nothing outside, and leaves no temp file there, when the parent was swapped", async () => {
+    const restore = swapIn();
+    try {
+      await expect(writeFileAtomic(path.join(root, "d", "f.txt"), "pwned", { root })).rejects.toMatchObject({
+        code: "EPATH_ESCAPE",
+      });
+      await expect(removeFileAt(path.join(root, "d", "f.txt"), root)).rejects.toMatchObject({
+        code: "EPATH_ESCAPE",
+      });
+    } finally {
+      restore();
+    }
+    expect(readFileSync(path.join(outside, "f.txt"), "utf8")).toBe("OUTSIDE\n");
+    expect(readdirSync(outside)).toEqual(["f.txt"]);
+  });
+
+  it("creates missing parents through their verified parents, never at or above the root", async () => {
+    await writeFileAtomic(path.join(root, "new", "deep", "x.txt"), "x", { root });
+    expect(readFileSync(path.join(root, "new", "deep", "x.txt"), "utf8")).toBe("x");
+    const gone = path.join(base, "not-a-root");
+    await expect(writeFileAtomic(path.join(gone, "x.txt"), "x", { root: gone })).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+    expect(existsSync(gone)).toBe(false);
+  });
+
+  it("proves a directory descriptor is the path asked for", async () => {
+    symlinkSync(path.join(root, "d"), path.join(root, "alias"));
+    try {
+      const ref = await DirRef.open(path.join(root, "d"));
+      expect(await ref.currentPath()).toBe(path.join(root, "d"));
+      await ref.close();
+      await expect(DirRef.open(path.join(root, "alias"))).rejects.toMatchObject({
+        code: "EPATH_ESCAPE",
+      });
+    } finally {
+      rmSync(path.join(root, "alias"));
+    }
+  });
+});
+
+describe("temp files of killed writers", () => {
+  it("names temp files with the writer's pid and tells stale ones from live ones", () => {
+    const mine = tempName("a.txt");
+    expect(mine).toMatch(/^\.a\.txt\.[0-9a-f]{16}\.tbtmp$/);
+    // Ours but not being written now: stale. Another live process's (pid 1): kept.
+    expect(isStaleTemp(root, mine)).toBe(true);
+    expect(isStaleTemp(root, ".a.txt.0000000100000000.tbtmp")).toBe(false);
+    const dead = deadPid().toString(16).padStart(8, "0");
+    expect(isStaleTemp(root, `.a.txt.${dead}deadbeef.tbtmp`)).toBe(true);
+    expect(isStaleTemp(root, "a.txt")).toBe(false);
+  });
+
+  it("removes a dead writer's temp file on the next write in that directory", async () => {
+    const dir = path.join(root, "sweep-on-write");
+    mkdirSync(dir);
+    const dead = deadPid().toString(16).padStart(8, "0");
+    const stale = `.big.bin.${dead}00c0ffee.tbtmp`;
+    const kept = ".other.0000000100000000.tbtmp";
+    writeFileSync(path.join(dir, stale), "x".repeat(1000));
+    writeFileSync(path.join(dir, kept), "live writer");
+    await writeFileAtomic(path.join(dir, "f.txt"), "new", { root });
+    expect(readdirSync(dir).sort()).toEqual([kept, "f.txt"].sort());
+  });
+
+  it("cleans the directories a dead process's journal names, at session start", async () => {
+    const dir = path.join(root, "journaled");
+    mkdirSync(dir);
+    const pid = deadPid();
+    const stale = `.x.${pid.toString(16).padStart(8, "0")}12345678.tbtmp`;
+    writeFileSync(path.join(dir, stale), "leftover");
+    mkdirSync(path.join(state, "writes"), { recursive: true });
+    writeFileSync(path.join(state, "writes", `${pid}.dirs`), `${dir}\n/no/such/dir\n`);
+    expect(await sweepJournals()).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(path.join(state, "writes", `${pid}.dirs`))).toBe(false);
+  });
+});

@@ -1,0 +1,235 @@
+import { constants, existsSync, promises as fs, realpathSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { ToolbeltError } from "./errors.js";
+
+// Node has no openat(2). On Linux, `/proc/self/fd/<dirfd>/<name>` resolves `<name>` inside the
+// directory the descriptor holds, whatever its path is now: opening through it is openat() on that
+// directory. A directory descriptor whose kernel path (readlink of its /proc entry) is the path we
+// checked is therefore a check and an open in one act, and every later open, create, rename or
+// unlink through it stays in that directory even if a name on the way is swapped for a symlink.
+const PROC_FD = "/proc/self/fd";
+
+let procFd: boolean | undefined;
+/** Whether `/proc/self/fd` works here (Linux with /proc mounted). Probed once per process. */
+export function hasProcFd(): boolean {
+  if (procFd === undefined) {
+    try {
+      procFd = existsSync(PROC_FD);
+    } catch {
+      procFd = false;
+    }
+  }
+  return procFd;
+}
+
+const O_DIRECTORY = constants.O_DIRECTORY ?? 0;
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+const O_NOCTTY = constants.O_NOCTTY ?? 0;
+
+function swapped(what: string, expected: string, actual: string): ToolbeltError {
+  return new ToolbeltError(
+    "EPATH_ESCAPE",
+    `${what} changed while it was being opened (a directory on the way was replaced, e.g. by a symlink); nothing was done`,
+    { details: { expected, actual } },
+  );
+}
+
+/**
+ * A directory held open by descriptor: names under it are resolved in that very directory.
+ * Without /proc (not Linux) it falls back to plain paths, which is only as safe as the resolver's check.
+ */
+export class DirRef {
+  readonly path: string;
+  readonly #handle: FileHandle | undefined;
+
+  private constructor(dir: string, handle: FileHandle | undefined) {
+    this.path = dir;
+    this.#handle = handle;
+  }
+
+  /**
+   * Opens `dir` (absolute, symlinks already resolved) without following a symlink in its last
+   * component, and proves the descriptor is `dir` itself: a directory swapped for a symlink
+   * anywhere on the way makes the kernel's path of the descriptor differ, and the open is refused.
+   */
+  static async open(dir: string): Promise<DirRef> {
+    if (!hasProcFd()) {
+      const st = await fs.stat(dir);
+      if (!st.isDirectory()) throw errnoError("ENOTDIR", dir);
+      return new DirRef(dir, undefined);
+    }
+    const handle = await openDirectory(dir, dir);
+    try {
+      const actual = await fs.readlink(`${PROC_FD}/${handle.fd}`);
+      if (actual !== dir) throw swapped(dir, dir, actual);
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw error;
+    }
+    return new DirRef(dir, handle);
+  }
+
+  /** Opens (creating when `create`) the directory `name` directly under this one, never through a symlink. */
+  async child(name: string, create: boolean): Promise<DirRef> {
+    checkName(name);
+    const target = this.at(name);
+    if (create) {
+      try {
+        await fs.mkdir(target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+    }
+    const full = path.join(this.path, name);
+    if (!this.#handle) return DirRef.open(full);
+    const handle = await openDirectory(target, full);
+    return new DirRef(full, handle);
+  }
+
+  /** The path to use for `name` in this directory: through the descriptor when there is one. */
+  at(name: string): string {
+    checkName(name);
+    return this.#handle ? `${PROC_FD}/${this.#handle.fd}/${name}` : path.join(this.path, name);
+  }
+
+  /** A path that lists this very directory (for readdir/opendir). */
+  listPath(): string {
+    return this.#handle ? `${PROC_FD}/${this.#handle.fd}` : this.path;
+  }
+
+  /** The kernel's path of this directory now (it may have been renamed since it was opened). */
+  async currentPath(): Promise<string> {
+    if (!this.#handle) return this.path;
+    return fs.readlink(`${PROC_FD}/${this.#handle.fd}`);
+  }
+
+  /** The kernel's path of a descriptor opened under this directory, or `undefined` without /proc. */
+  async pathOf(handle: FileHandle): Promise<string | undefined> {
+    if (!this.#handle) return undefined;
+    return fs.readlink(`${PROC_FD}/${handle.fd}`);
+  }
+
+  async sync(): Promise<void> {
+    await this.#handle?.sync().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    await this.#handle?.close().catch(() => {});
+  }
+}
+
+/** open(O_DIRECTORY|O_NOFOLLOW); a symlink where a directory was checked is reported as a swap. */
+async function openDirectory(target: string, shown: string): Promise<FileHandle> {
+  try {
+    return await fs.open(target, constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "ENOTDIR") {
+      const st = await fs.lstat(target).catch(() => undefined);
+      if (st?.isSymbolicLink()) throw swapped(shown, shown, "a symbolic link");
+    }
+    throw error;
+  }
+}
+
+function checkName(name: string): void {
+  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+    throw new ToolbeltError("EINVAL_INPUT", `not a single file name: ${JSON.stringify(name)}`);
+  }
+}
+
+function errnoError(code: string, p: string): NodeJS.ErrnoException {
+  const error = new Error(`${code}: ${p}`) as NodeJS.ErrnoException;
+  error.code = code;
+  return error;
+}
+
+/**
+ * Opens the directory `dir` (absolute, real), creating the missing directories below the deepest
+ * one that exists, each created and opened through its verified parent. `root` bounds the walk up:
+ * nothing at or above it is created.
+ */
+export async function openDirCreating(
+  dir: string,
+  root: string | undefined,
+  create: boolean,
+): Promise<DirRef> {
+  const missing: string[] = [];
+  let current = dir;
+  let ref: DirRef;
+  for (;;) {
+    try {
+      ref = await DirRef.open(current);
+      break;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = path.dirname(current);
+      const atTop =
+        parent === current || (root !== undefined && (current === root || !isBelow(root, current)));
+      if (code !== "ENOENT" || !create || atTop) throw error;
+      missing.push(path.basename(current));
+      current = parent;
+    }
+  }
+  try {
+    for (const name of missing.reverse()) {
+      const next = await ref.child(name, true);
+      await ref.close();
+      ref = next;
+    }
+  } catch (error) {
+    await ref.close();
+    throw error;
+  }
+  return ref;
+}
+
+function isBelow(root: string, p: string): boolean {
+  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
+  return p.startsWith(prefix);
+}
+
+export interface OpenForReadOptions {
+  /** The root every result must stay in (checked on the real path of the descriptor). */
+  root: string;
+}
+
+/**
+ * Opens the file `abs` (absolute, real: what `PathResolver` returns) for reading, so that what is
+ * opened is the entry `basename(abs)` of the directory `dirname(abs)` as it is at the open — never a
+ * file elsewhere reached through a symlink swapped in between the check and the open. The last
+ * component is not followed either, and a FIFO opens without blocking (callers fstat the handle).
+ */
+export async function openForRead(abs: string, options: OpenForReadOptions): Promise<FileHandle> {
+  const flags = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+  if (abs === options.root) {
+    const dir = await DirRef.open(abs);
+    await dir.close();
+    throw errnoError("EISDIR", abs);
+  }
+  if (!hasProcFd()) return openByPathChecked(abs, options.root, flags);
+  const dir = await DirRef.open(path.dirname(abs));
+  try {
+    return await fs.open(dir.at(path.basename(abs)), flags);
+  } finally {
+    await dir.close();
+  }
+}
+
+// Without /proc: open, then check that the descriptor's file is the one the real path inside the
+// root names now. A race can still turn this into a refusal, and, narrowly, into a read elsewhere.
+async function openByPathChecked(abs: string, root: string, flags: number): Promise<FileHandle> {
+  const handle = await fs.open(abs, flags);
+  try {
+    const real = realpathSync(abs);
+    const [a, b] = await Promise.all([handle.stat(), fs.stat(real)]);
+    if ((real !== root && !isBelow(root, real)) || a.ino !== b.ino || a.dev !== b.dev)
+      throw swapped(abs, abs, real);
+    return handle;
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
+  }
+}
