@@ -1,27 +1,48 @@
 /*
- * toolbelt-sandbox: restricts itself with Linux Landlock, then execs a command in place.
+ * toolbelt-sandbox: sets a command up, then execs it in place.
  *
  * Exec-in-place keeps the pid, the process group and the session the caller created, so the
- * caller's kill semantics do not change. The Landlock ABI is talked to through raw syscalls so the
- * helper builds without kernel headers and runs (reporting ABI 0) on kernels without Landlock.
+ * caller's kill semantics do not change. The Landlock ABI, the new mount API and pidfds are talked
+ * to through raw syscalls so the helper builds without kernel headers and degrades (reporting what
+ * it could not do) on older kernels.
  *
  *   toolbelt-sandbox --probe
  *       prints the Landlock ABI version (0 when Landlock is missing or disabled) and exits 0.
- *   toolbelt-sandbox [--write PATH]... [--read PATH]... [--confine-reads] -- PROGRAM [ARG]...
- *       writes (create, delete, rename, truncate, write) are allowed only beneath the --write paths;
- *       with --confine-reads, reads and execution are allowed only beneath --read and --write paths.
- *       A path that does not exist is skipped. Setup failures exit 125 with a message on stderr.
+ *   toolbelt-sandbox --probe-isolation
+ *       prints "ok" when a private mount namespace (for read-only paths) can be made, else why not.
+ *   toolbelt-sandbox [OPTION]... -- PROGRAM [ARG]...
+ *     --write PATH      writes (create, delete, rename, truncate, write) only beneath the --write paths
+ *     --read PATH       with --confine-reads: reads and execution only beneath --read and --write paths
+ *     --confine-reads
+ *     --no-landlock     no Landlock rules (the options below still apply)
+ *     --ro PATH         PATH is read-only for the command (a read-only bind mount in a private mount
+ *                       namespace; absent paths and symlinks are skipped; best-effort)
+ *     --cgroup DIR      the command joins the cgroup DIR (which the caller created and capped)
+ *     --nproc N         RLIMIT_NPROC: the command may run N more tasks (not enforced for root)
+ *     --watch MARK      a watcher outlives this exec: when the caller dies it kills the command's
+ *                       process group, its descendants, its cgroup and every process carrying MARK
+ *                       in TOOLBELT_SHELL_MARK
+ *   A path that does not exist is skipped. Setup failures exit 125 with a message on stderr.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Same numbers on x86_64 and arm64 (and every architecture using the generic table). */
@@ -112,9 +133,392 @@ static void add_rule(int ruleset, const char *path, uint64_t wanted, uint64_t ha
   close(fd);
 }
 
+/* ---- the new mount API, pidfds and openat2 (same numbers on every architecture since 5.x) ---- */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#define TB_OPEN_TREE_CLONE 1
+#define TB_AT_EMPTY_PATH 0x1000
+#define TB_AT_RECURSIVE 0x8000
+#define TB_MOUNT_ATTR_RDONLY 0x1ULL
+#define TB_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define TB_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define TB_RESOLVE_NO_SYMLINKS 0x04
+
+struct tb_mount_attr {
+  uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+struct tb_open_how {
+  uint64_t flags, mode, resolve;
+};
+
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t len = strlen(text);
+  ssize_t n = write(fd, text, len);
+  int err = errno;
+  close(fd);
+  errno = err;
+  return n == (ssize_t)len ? 0 : -1;
+}
+
+/* An O_PATH fd for PATH that no symlink along the way led to (a swapped symlink must not move the mount). */
+static int open_no_symlinks(const char *path) {
+  struct tb_open_how how = {.flags = O_PATH | O_CLOEXEC, .mode = 0, .resolve = TB_RESOLVE_NO_SYMLINKS};
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG)) return fd;
+  return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static unsigned long locked_flags(const char *path) {
+  struct statvfs st;
+  unsigned long flags = 0;
+  if (statvfs(path, &st) != 0) return 0;
+  if (st.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+  if (st.f_flag & ST_NODEV) flags |= MS_NODEV;
+  if (st.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+  if (st.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+  if (st.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+  if (st.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  return flags;
+}
+
+/* Makes PATH read-only in this mount namespace; 0 when done or when there is nothing to protect. */
+static int bind_read_only(const char *path) {
+  int fd = open_no_symlinks(path);
+  if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+    close(fd);
+    return 0;
+  }
+  int tree = (int)syscall(SYS_open_tree, fd, "", TB_OPEN_TREE_CLONE | O_CLOEXEC | TB_AT_EMPTY_PATH | TB_AT_RECURSIVE);
+  if (tree >= 0) {
+    struct tb_mount_attr attr = {.attr_set = TB_MOUNT_ATTR_RDONLY};
+    if (syscall(SYS_mount_setattr, tree, "", TB_AT_EMPTY_PATH | TB_AT_RECURSIVE, &attr, sizeof attr) == 0 &&
+        syscall(SYS_move_mount, tree, "", fd, "", TB_MOVE_MOUNT_F_EMPTY_PATH | TB_MOVE_MOUNT_T_EMPTY_PATH) == 0) {
+      close(tree);
+      close(fd);
+      return 0;
+    }
+    close(tree);
+  }
+  /* Kernels before 5.12: a classic bind through the fd, then a read-only remount keeping locked flags. */
+  char via[64];
+  snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+  int rc = mount(via, via, NULL, MS_BIND | MS_REC, NULL);
+  if (rc == 0) rc = mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | locked_flags(path), NULL);
+  close(fd);
+  return rc;
+}
+
+/*
+ * A private mount namespace (inside a user namespace mapping our own uid and gid 1:1 when we are not
+ * root), so the read-only binds below are seen by the command alone. Returns 0, or -1 with *why set.
+ */
+static int private_mounts(int *userns, const char **why) {
+  *userns = 0;
+  if (geteuid() == 0) {
+    if (unshare(CLONE_NEWNS) != 0) {
+      *why = "unshare(CLONE_NEWNS)";
+      return -1;
+    }
+  } else {
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+      *why = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
+      return -1;
+    }
+    *userns = 1;
+    char map[64];
+    if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) {
+      *why = "writing /proc/self/setgroups";
+      return -1;
+    }
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    if (write_file("/proc/self/uid_map", map) != 0) {
+      *why = "writing /proc/self/uid_map";
+      return -1;
+    }
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    if (write_file("/proc/self/gid_map", map) != 0) {
+      *why = "writing /proc/self/gid_map";
+      return -1;
+    }
+  }
+  /* Without this, binds made here would propagate back to the host's mount table. */
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    *why = "making / private";
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- process tracking ---- */
+
+static int read_small(const char *path, char *buf, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t got = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + got, size - 1 - got);
+    if (n <= 0) break;
+    got += (size_t)n;
+    if (got >= size - 1) break;
+  }
+  close(fd);
+  buf[got] = 0;
+  return (int)got;
+}
+
+/* Whether the NUL-separated environment of PID carries MARK among the marks of TOOLBELT_SHELL_MARK. */
+static int carries_mark(pid_t pid, const char *mark) {
+  static char env[256 * 1024];
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t got = 0, n;
+  while ((n = read(fd, env + got, sizeof env - 1 - (size_t)got)) > 0) got += n;
+  close(fd);
+  env[got] = 0;
+  const char *key = "TOOLBELT_SHELL_MARK=";
+  size_t klen = strlen(key), mlen = strlen(mark);
+  for (ssize_t at = 0; at < got;) {
+    const char *entry = env + at;
+    size_t len = strlen(entry);
+    if (strncmp(entry, key, klen) == 0) {
+      for (const char *v = entry + klen; *v;) {
+        const char *end = strchr(v, ':');
+        size_t vlen = end ? (size_t)(end - v) : strlen(v);
+        if (vlen == mlen && strncmp(v, mark, mlen) == 0) return 1;
+        if (!end) break;
+        v = end + 1;
+      }
+    }
+    at += (ssize_t)len + 1;
+  }
+  return 0;
+}
+
+#define MAX_TRACKED 65536
+static pid_t found[MAX_TRACKED];
+static int nfound;
+
+static void add_found(pid_t pid) {
+  for (int i = 0; i < nfound; i++)
+    if (found[i] == pid) return;
+  if (nfound < MAX_TRACKED) found[nfound++] = pid;
+}
+
+/*
+ * Every live process of the command: its process group, its descendants (the command runs as a
+ * child subreaper, so orphans stay beneath it while it lives), its cgroup, and carriers of MARK.
+ */
+static int collect(pid_t pgid, const char *mark, const char *cgroup) {
+  static pid_t pids[MAX_TRACKED], ppids[MAX_TRACKED];
+  int n = 0;
+  nfound = 0;
+  pid_t self = getpid();
+  DIR *proc = opendir("/proc");
+  if (proc) {
+    struct dirent *entry;
+    while ((entry = readdir(proc)) && n < MAX_TRACKED) {
+      pid_t pid = (pid_t)atoi(entry->d_name);
+      if (pid <= 0 || pid == self) continue;
+      char path[64], stat[512];
+      snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+      if (read_small(path, stat, sizeof stat) <= 0) continue;
+      char *close_paren = strrchr(stat, ')');
+      if (!close_paren) continue;
+      char state = 0;
+      int ppid = 0, pgrp = 0;
+      if (sscanf(close_paren + 2, "%c %d %d", &state, &ppid, &pgrp) != 3) continue;
+      if (state == 'Z' || state == 'X') continue;
+      pids[n] = pid;
+      ppids[n] = ppid;
+      n++;
+      if (pgrp == pgid || pid == pgid) add_found(pid);
+      else if (mark && carries_mark(pid, mark)) add_found(pid);
+    }
+    closedir(proc);
+  }
+  /* Descendants, to a fixed point. */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < n; i++) {
+      int known = 0, parent_known = 0;
+      for (int j = 0; j < nfound; j++) {
+        if (found[j] == pids[i]) known = 1;
+        if (found[j] == ppids[i]) parent_known = 1;
+      }
+      if (!known && parent_known) {
+        add_found(pids[i]);
+        changed = 1;
+      }
+    }
+  }
+  if (cgroup) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+    FILE *procs = fopen(path, "re");
+    if (procs) {
+      int pid;
+      while (fscanf(procs, "%d", &pid) == 1)
+        if (pid > 0 && pid != self) add_found((pid_t)pid);
+      fclose(procs);
+    }
+  }
+  return nfound;
+}
+
+static void kill_everything(pid_t pgid, const char *mark, const char *cgroup) {
+  char path[4096];
+  if (cgroup) {
+    /* cgroup v2 kills every member at once, new forks included. */
+    snprintf(path, sizeof path, "%s/cgroup.kill", cgroup);
+    write_file(path, "1");
+  }
+  for (int round = 0; round < 200; round++) {
+    kill(-pgid, SIGKILL);
+    if (collect(pgid, mark, cgroup) == 0) break;
+    for (int i = 0; i < nfound; i++) kill(found[i], SIGKILL);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  if (cgroup) rmdir(cgroup);
+}
+
+/*
+ * Watches the caller (toolbelt) from outside the command: when the caller dies, by SIGKILL included,
+ * the command and everything it started die too. Ends on its own once nothing of the command is left.
+ */
+static int watcher_main(pid_t caller, pid_t pgid, const char *mark, const char *cgroup) {
+  int pidfd = (int)syscall(SYS_pidfd_open, caller, 0);
+  if (pidfd < 0 && errno == ESRCH) {
+    kill_everything(pgid, mark, cgroup);
+    return 0;
+  }
+  for (int tick = 0;; tick++) {
+    int caller_gone;
+    if (pidfd >= 0) {
+      struct pollfd p = {.fd = pidfd, .events = POLLIN};
+      caller_gone = poll(&p, 1, 500) > 0;
+    } else {
+      struct timespec pause = {0, 500 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+      caller_gone = kill(caller, 0) != 0 && errno == ESRCH;
+    }
+    if (caller_gone) {
+      kill_everything(pgid, mark, cgroup);
+      return 0;
+    }
+    /* Give a fresh command a moment to join its cgroup before "empty" means "done". */
+    if (tick >= 1 && collect(pgid, mark, cgroup) == 0) {
+      if (cgroup) rmdir(cgroup);
+      return 0;
+    }
+  }
+}
+
+/* Starts the watcher as an orphan (outside the process group, without the mark, not our child). */
+static void start_watcher(pid_t caller, const char *mark, const char *cgroup) {
+  pid_t command = getpid();
+  pid_t first = fork();
+  if (first < 0) die("cannot fork the watcher", NULL);
+  if (first == 0) {
+    setsid();
+    pid_t second = fork();
+    if (second != 0) _exit(0);
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; fd++) dup2(null, fd);
+    /* Close everything else the command holds: an inherited pipe would keep its output open. */
+    for (int fd = 3; fd < 1024; fd++)
+      if (fd != null) close(fd);
+    if (null > 2) close(null);
+    char caller_s[24], command_s[24];
+    snprintf(caller_s, sizeof caller_s, "%d", (int)caller);
+    snprintf(command_s, sizeof command_s, "%d", (int)command);
+    char *argv[] = {"toolbelt-sandbox", "--watcher", caller_s, command_s, (char *)mark,
+                    (char *)(cgroup ? cgroup : "-"), NULL};
+    char *envp[] = {NULL};
+    execve("/proc/self/exe", argv, envp);
+    _exit(watcher_main(caller, command, mark, cgroup));
+  }
+  waitpid(first, NULL, 0);
+}
+
+/* Tasks (threads included, as RLIMIT_NPROC counts them) of the real uid right now. */
+static long tasks_of_uid(uid_t uid) {
+  long total = 0;
+  DIR *proc = opendir("/proc");
+  if (!proc) return 0;
+  struct dirent *entry;
+  while ((entry = readdir(proc))) {
+    int pid = atoi(entry->d_name);
+    if (pid <= 0) continue;
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    if (read_small(path, status, sizeof status) <= 0) continue;
+    const char *u = strstr(status, "\nUid:");
+    const char *t = strstr(status, "\nThreads:");
+    if (!u || !t) continue;
+    if ((uid_t)strtoul(u + 5, NULL, 10) == uid) total += strtol(t + 9, NULL, 10);
+  }
+  closedir(proc);
+  return total;
+}
+
+static void limit_tasks(long extra, int own_userns) {
+  if (extra <= 0 || geteuid() == 0) return; /* not enforced for root: the cgroup's pids.max is */
+  /* In a fresh user namespace the count starts at this command; otherwise it is the whole uid's. */
+  rlim_t limit = (rlim_t)(own_userns ? extra : tasks_of_uid(getuid()) + extra);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NPROC, &rl) != 0) return;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < limit) limit = rl.rlim_max;
+  rl.rlim_cur = limit;
+  rl.rlim_max = limit;
+  if (setrlimit(RLIMIT_NPROC, &rl) != 0) die("cannot set RLIMIT_NPROC", NULL);
+}
+
+static int probe_isolation(void) {
+  pid_t child = fork();
+  if (child < 0) die("cannot fork", NULL);
+  if (child == 0) {
+    int userns;
+    const char *why = NULL;
+    if (private_mounts(&userns, &why) != 0) {
+      printf("%s: %s\n", why, strerror(errno));
+      fflush(stdout);
+      _exit(1);
+    }
+    printf("ok%s\n", userns ? " (user namespace)" : "");
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return 0;
+}
+
 static void usage(void) {
-  fputs("usage: toolbelt-sandbox --probe\n"
-        "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--confine-reads] -- PROGRAM [ARG]...\n",
+  fputs("usage: toolbelt-sandbox --probe | --probe-isolation\n"
+        "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--confine-reads] [--no-landlock]\n"
+        "                        [--ro PATH]... [--cgroup DIR] [--nproc N] [--watch MARK] -- PROGRAM [ARG]...\n",
         stderr);
   exit(125);
 }
@@ -124,11 +528,19 @@ int main(int argc, char **argv) {
     printf("%d\n", landlock_abi());
     return 0;
   }
+  if (argc == 2 && strcmp(argv[1], "--probe-isolation") == 0) return probe_isolation();
+  if (argc == 6 && strcmp(argv[1], "--watcher") == 0) {
+    const char *cgroup = strcmp(argv[5], "-") == 0 ? NULL : argv[5];
+    return watcher_main((pid_t)atoi(argv[2]), (pid_t)atoi(argv[3]), argv[4], cgroup);
+  }
 
   const char **writes = calloc((size_t)argc, sizeof *writes);
   const char **reads = calloc((size_t)argc, sizeof *reads);
-  if (!writes || !reads) die("out of memory", NULL);
-  int nwrites = 0, nreads = 0, confine_reads = 0, i = 1;
+  const char **ros = calloc((size_t)argc, sizeof *ros);
+  if (!writes || !reads || !ros) die("out of memory", NULL);
+  int nwrites = 0, nreads = 0, nros = 0, confine_reads = 0, landlock = 1, i = 1;
+  const char *cgroup = NULL, *mark = NULL;
+  long nproc = 0;
   for (; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) {
       i++;
@@ -138,31 +550,69 @@ int main(int argc, char **argv) {
       writes[nwrites++] = argv[++i];
     else if (strcmp(argv[i], "--read") == 0 && i + 1 < argc)
       reads[nreads++] = argv[++i];
+    else if (strcmp(argv[i], "--ro") == 0 && i + 1 < argc)
+      ros[nros++] = argv[++i];
+    else if (strcmp(argv[i], "--cgroup") == 0 && i + 1 < argc)
+      cgroup = argv[++i];
+    else if (strcmp(argv[i], "--nproc") == 0 && i + 1 < argc)
+      nproc = strtol(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc)
+      mark = argv[++i];
     else if (strcmp(argv[i], "--confine-reads") == 0)
       confine_reads = 1;
+    else if (strcmp(argv[i], "--no-landlock") == 0)
+      landlock = 0;
     else
       usage();
   }
   if (i >= argc) usage();
 
-  int abi = landlock_abi();
-  if (abi < 1) {
+  int abi = landlock ? landlock_abi() : 0;
+  if (landlock && abi < 1) {
     fprintf(stderr, "toolbelt-sandbox: Landlock is not available on this kernel\n");
     return 125;
   }
-  uint64_t handled = FS_WRITE_RIGHTS | (confine_reads ? FS_READ_RIGHTS : 0);
-  handled &= rights_for_abi(abi);
 
-  struct ruleset_attr attr = {.handled_access_fs = handled};
-  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-  if (ruleset < 0) die("cannot create the Landlock ruleset", NULL);
-  for (int w = 0; w < nwrites; w++) add_rule(ruleset, writes[w], handled, handled);
-  for (int r = 0; r < nreads; r++) add_rule(ruleset, reads[r], FS_READ_RIGHTS, handled);
+  pid_t caller = getppid();
+  if (mark) start_watcher(caller, mark, cgroup);
+  if (cgroup) {
+    char path[4096], pid[24];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    if (write_file(path, pid) != 0) die("cannot join the cgroup", cgroup);
+  }
+  /* The command dies with its caller even before the watcher notices; and orphans stay beneath it. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);
+  if (getppid() != caller) return 125;
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-  /* Required for an unprivileged restrict_self, and it keeps setuid binaries from lifting the rules. */
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
-  if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) die("cannot enforce the Landlock ruleset", NULL);
-  close(ruleset);
+  int own_userns = 0;
+  if (nros > 0) {
+    const char *why = NULL;
+    /* Best-effort: where namespaces are not allowed the caller's probe says so (doctor, results). */
+    if (private_mounts(&own_userns, &why) == 0) {
+      for (int r = 0; r < nros; r++)
+        if (bind_read_only(ros[r]) != 0) die("cannot make read-only", ros[r]);
+    }
+  }
+  limit_tasks(nproc, own_userns);
+
+  if (landlock) {
+    uint64_t handled = FS_WRITE_RIGHTS | (confine_reads ? FS_READ_RIGHTS : 0);
+    handled &= rights_for_abi(abi);
+
+    struct ruleset_attr attr = {.handled_access_fs = handled};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0) die("cannot create the Landlock ruleset", NULL);
+    for (int w = 0; w < nwrites; w++) add_rule(ruleset, writes[w], handled, handled);
+    for (int r = 0; r < nreads; r++) add_rule(ruleset, reads[r], FS_READ_RIGHTS, handled);
+
+    /* Required for an unprivileged restrict_self, and it keeps setuid binaries from lifting the rules. */
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
+    /* Also locks the mount topology: the command cannot unmount the read-only binds. */
+    if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) die("cannot enforce the Landlock ruleset", NULL);
+    close(ruleset);
+  }
 
   execvp(argv[i], &argv[i]);
   fprintf(stderr, "toolbelt-sandbox: cannot run %s: %s\n", argv[i], strerror(errno));

@@ -3,6 +3,7 @@ import { AnsiStripper } from "./ansi.js";
 import type { ExitStatus, Launched } from "./launch.js";
 import { OutputLog } from "./output-log.js";
 import { type TerminateResult, terminate, untrack } from "./process-group.js";
+import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
 import type { SandboxStatus } from "./sandbox.js";
 
 export type ShellStatus = "running" | "exited" | "killed";
@@ -22,6 +23,10 @@ export interface BackgroundShellInit {
   command: string;
   cwd: string;
   mark: string;
+  /** The command's cgroup, when it has one. */
+  cgroup?: string | undefined;
+  /** The project root, whose protected paths are compared before and after. */
+  root?: string;
   sandbox: SandboxStatus;
   tty: boolean;
   logChars?: number;
@@ -35,7 +40,12 @@ export class BackgroundShell {
   readonly command: string;
   readonly cwd: string;
   readonly mark: string;
+  readonly cgroup: string | undefined;
   readonly sandbox: SandboxStatus;
+  /** Protected paths changed between start and exit. */
+  protectedChanged: string[] = [];
+  readonly #root: string | undefined;
+  readonly #before: ProtectedSnapshot | undefined;
   readonly startedAt = Date.now();
   readonly log: OutputLog;
   status: ShellStatus = "running";
@@ -61,6 +71,9 @@ export class BackgroundShell {
     this.command = init.command;
     this.cwd = init.cwd;
     this.mark = init.mark;
+    this.cgroup = init.cgroup;
+    this.#root = init.root;
+    this.#before = init.root ? snapshotProtected(init.root) : undefined;
     this.sandbox = init.sandbox;
     this.tty = init.tty;
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
@@ -124,6 +137,8 @@ export class BackgroundShell {
     if (this.status === "running") this.status = this.#killing ? "killed" : "exited";
     this.exitCode = status.code;
     this.signal = status.signal;
+    if (this.#root && this.#before)
+      this.protectedChanged = protectedChanges(this.#before, snapshotProtected(this.#root));
     this.lastActivity = Date.now();
     untrack(this.pid);
     this.#wake();
@@ -183,8 +198,8 @@ export class BackgroundShell {
   /** Ends the process group (and marked escapees): SIGTERM, then SIGKILL after the grace period. */
   kill(graceMs?: number): Promise<TerminateResult> {
     if (this.status === "running") this.status = "killed";
-    this.#killing ??= terminate({ pgid: this.pid, mark: this.mark }, graceMs).finally(() =>
-      untrack(this.pid),
+    this.#killing ??= terminate({ pgid: this.pid, mark: this.mark, cgroup: this.cgroup }, graceMs).finally(
+      () => untrack(this.pid),
     );
     return this.#killing;
   }

@@ -1,7 +1,8 @@
 import { type DoctorCheck, type DoctorContext, sandboxMode } from "@toolbelt/core";
+import { cgroupSupport } from "./cgroup.js";
 import { shell } from "./launch.js";
 import { loadPty } from "./pty.js";
-import { landlockEnabledInKernel, probeSandbox } from "./sandbox.js";
+import { landlockEnabledInKernel, maxProcesses, probeSandbox, sandboxProtectedPaths } from "./sandbox.js";
 
 /** What `toolbelt doctor` reports for the shell: the shell, the Landlock ABI, the helper, the pty. */
 export async function shellDoctor(ctx: DoctorContext): Promise<DoctorCheck[]> {
@@ -40,7 +41,47 @@ export async function shellDoctor(ctx: DoctorContext): Promise<DoctorCheck[]> {
             ? "agent.shell_sandbox is required but Landlock is unavailable: the shell refuses to run"
             : "agent.shell_sandbox best-effort: commands run unsandboxed and results say sandbox: unavailable",
   });
+  checks.push(...trackingChecks(ctx, usable && mode !== "off"));
   const pty = await loadPty();
   checks.push({ name: "pty", status: pty.module ? "ok" : "missing", detail: pty.detail });
+  return checks;
+}
+
+/** Read-only protected paths, process tracking and the process cap: what applies here, and why not. */
+function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
+  const probe = probeSandbox();
+  const cgroup = cgroupSupport();
+  const checks: DoctorCheck[] = [];
+  const protectedList = sandboxProtectedPaths().join(", ");
+  checks.push({
+    name: "sandbox-read-only",
+    status: !sandboxed ? "skipped" : probe.isolation.ok ? "ok" : "unavailable",
+    detail: !sandboxed
+      ? "commands do not run under Landlock, so protected paths are not bound read-only"
+      : probe.isolation.ok
+        ? `${protectedList} are read-only for commands (${probe.isolation.detail}); files created later are reported as protected_changed`
+        : `protected paths stay writable for commands (${probe.isolation.detail}); changes are reported as protected_changed`,
+  });
+  checks.push({
+    name: "process-tracking",
+    status: probe.runs ? "ok" : "unavailable",
+    detail: probe.runs
+      ? `${cgroup.base ? `a cgroup per command under ${cgroup.base} (${cgroup.kind})` : `no cgroup (${cgroup.reason})`}; a watcher kills a command and its descendants when toolbelt dies`
+      : "without the sandbox helper, commands are tracked by TOOLBELT_SHELL_MARK and process group only: a process that drops the variable and leaves the group escapes, and background commands outlive a killed toolbelt",
+  });
+  const cap = maxProcesses(ctx.config);
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  const caps: string[] = [];
+  if (sandboxed && cgroup.pidsMax) caps.push(`cgroup pids.max ${cap}`);
+  if (sandboxed && !root) caps.push(`RLIMIT_NPROC +${cap}`);
+  checks.push({
+    name: "process-cap",
+    status: !sandboxed ? "skipped" : caps.length ? "ok" : "unavailable",
+    detail: !sandboxed
+      ? "the process cap applies to sandboxed commands only"
+      : caps.length
+        ? `${caps.join(" and ")} (agent.shell_max_processes)`
+        : "no cap applies: running as root (RLIMIT_NPROC is not enforced) and no cgroup with pids.max can be created",
+  });
   return checks;
 }

@@ -1,3 +1,5 @@
+import { type CommandEnvPolicy, scrubCommandEnv } from "@toolbelt/core";
+
 /** The name of the variable that tags every process a command starts (see process-group.ts). */
 export const MARK_VARIABLE = "TOOLBELT_SHELL_MARK";
 /**
@@ -12,21 +14,20 @@ export interface EnvironmentOptions {
   /** The tag inherited by the command and everything it starts. */
   mark: string;
   tty: boolean;
+  /** `agent.shell_env`: what to let through or remove on top of the default scrub. */
+  policy?: CommandEnvPolicy | undefined;
 }
 
 /**
- * The environment of a command: the caller's, made non-interactive so that pagers, editors and
- * credential prompts return at once instead of waiting for a human who is not there.
+ * The environment of a command: the caller's without credentials (core's scrubCommandEnv), made
+ * non-interactive so that pagers, editors and credential prompts return at once instead of waiting
+ * for a human who is not there.
  */
 export function commandEnvironment(
   base: Readonly<Record<string, string | undefined>>,
   options: EnvironmentOptions,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key in base) {
-    const value = base[key];
-    if (value !== undefined) env[key] = value;
-  }
+  const env = scrubCommandEnv(base, options.policy ?? {});
   Object.assign(env, {
     PAGER: "cat",
     GIT_PAGER: "cat",

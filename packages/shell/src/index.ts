@@ -1,4 +1,5 @@
 import { definePlugin, type Plugin } from "@toolbelt/core";
+import { sandboxWrapper } from "./command-wrapper.js";
 import { shellDoctor } from "./doctor.js";
 import { shellSessionTool } from "./shell-session-tool.js";
 import { shellTool } from "./shell-tool.js";
@@ -8,9 +9,14 @@ export const family: Plugin = definePlugin({
   name: "shell",
   tools: [shellTool, shellSessionTool],
   doctor: shellDoctor,
+  // Language servers started by other families run under the same sandbox (session.wrapCommand).
+  setup: (session) => {
+    session.hooks.wrapCommand.add(sandboxWrapper(session));
+  },
 });
 
 export type { ShellStatus } from "./background-shell.js";
+export { sandboxWrapper } from "./command-wrapper.js";
 export type {
   ShellResult,
   ShellSessionList,
@@ -18,6 +24,12 @@ export type {
   ShellSessionView,
   ShellStarted,
 } from "./payloads.js";
-export { probeSandbox, type SandboxProbe, type SandboxStatus } from "./sandbox.js";
+export {
+  DEFAULT_MAX_PROCESSES,
+  probeSandbox,
+  type SandboxProbe,
+  type SandboxStatus,
+  sandboxProtectedPaths,
+} from "./sandbox.js";
 export { type ShellSessionInput, shellSessionInput, shellSessionTool } from "./shell-session-tool.js";
 export { DEFAULT_TIMEOUT_SECONDS, type ShellInput, shellInput, shellTool } from "./shell-tool.js";

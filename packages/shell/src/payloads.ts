@@ -25,6 +25,11 @@ export type ShellResult = {
   sandbox: SandboxStatus;
   /** Why the sandbox is unavailable, in best-effort mode. */
   sandbox_reason?: string;
+  /**
+   * Protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config) the command
+   * created, changed or removed: a read-only bind cannot cover a file that does not exist yet.
+   */
+  protected_changed?: string[];
 };
 
 /** A command started with run_in_background. */
@@ -68,6 +73,8 @@ export type ShellSessionView = {
   total_lines?: number;
   tty: boolean;
   sandbox: SandboxStatus;
+  /** Protected paths changed since the background command started (checked once it has exited). */
+  protected_changed?: string[];
 };
 
 export type ShellSessionSummary = {

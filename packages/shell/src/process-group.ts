@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { cgroupMembers, killCgroup, removeCgroup } from "./cgroup.js";
 import { MARK_SEPARATOR, MARK_VARIABLE } from "./environment.js";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -11,6 +12,8 @@ export interface Target {
   pgid: number;
   /** The value of TOOLBELT_SHELL_MARK every process of the command inherited. */
   mark: string;
+  /** The command's own cgroup, when one could be created: what a process cannot leave. */
+  cgroup?: string | undefined;
 }
 
 export interface TerminateResult {
@@ -62,12 +65,14 @@ const HAS_PROC = (() => {
 })();
 
 /**
- * Live (non-zombie) members of a process group, from /proc. Without /proc (macOS) the group
- * counts as alive while it can be signalled.
+ * Live (non-zombie) members of a process group and the descendants of its leader, from /proc (the
+ * sandbox helper makes the command a child subreaper, so what double-forks stays beneath it while it
+ * runs). Without /proc (macOS) the group counts as alive while it can be signalled.
  */
 function groupMembers(pgid: number): number[] {
   if (!HAS_PROC) return [pgid];
-  const members: number[] = [];
+  const members = new Set<number>();
+  const children = new Map<number, number[]>();
   for (const pid of numericEntries()) {
     let stat: string;
     try {
@@ -77,9 +82,22 @@ function groupMembers(pgid: number): number[] {
     }
     // Fields after the parenthesised command name: state ppid pgrp ...
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") members.push(pid);
+    if (fields[0] === "Z" || fields[0] === "X") continue;
+    const ppid = Number(fields[1]);
+    if (Number(fields[2]) === pgid) members.add(pid);
+    const siblings = children.get(ppid);
+    if (siblings) siblings.push(pid);
+    else children.set(ppid, [pid]);
   }
-  return members;
+  const queue = [pgid, ...members];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const child of children.get(next) ?? []) {
+      if (members.has(child) || child === process.pid) continue;
+      members.add(child);
+      queue.push(child);
+    }
+  }
+  return [...members];
 }
 
 /**
@@ -128,11 +146,13 @@ export function liveProcesses(target: Target, newerThan = 0): number[] {
   const pids = new Set(markedProcesses(target.mark, newerThan));
   // kill(-pgid, 0) also succeeds for zombies nobody reaped yet, so confirm through /proc.
   if (groupSignalable(target.pgid)) for (const pid of groupMembers(target.pgid)) pids.add(pid);
+  if (target.cgroup) for (const pid of cgroupMembers(target.cgroup)) pids.add(pid);
   return [...pids];
 }
 
 /** Quick check after a normal exit: anything of the command still running? */
 export function anythingLeft(target: Target): boolean {
+  if (target.cgroup && cgroupMembers(target.cgroup).length > 0) return true;
   if (groupSignalable(target.pgid) && groupMembers(target.pgid).length > 0) return true;
   return markedProcesses(target.mark, target.pgid).length > 0;
 }
@@ -143,7 +163,10 @@ function signalAll(target: Target, signal: NodeJS.Signals): void {
   } catch {
     // The group is gone already.
   }
-  for (const pid of markedProcesses(target.mark)) {
+  if (target.cgroup && signal === "SIGKILL") killCgroup(target.cgroup);
+  const others = new Set(markedProcesses(target.mark));
+  if (target.cgroup) for (const pid of cgroupMembers(target.cgroup)) others.add(pid);
+  for (const pid of others) {
     try {
       process.kill(pid, signal);
     } catch {
@@ -168,10 +191,20 @@ async function waitGone(target: Target, ms: number): Promise<boolean> {
  * SIGKILL to whatever is left after the grace period.
  */
 export async function terminate(target: Target, graceMs = KILL_GRACE_MS): Promise<TerminateResult> {
+  const result = await terminateNow(target, graceMs);
+  if (target.cgroup && result.survivors === 0) removeCgroup(target.cgroup);
+  return result;
+}
+
+async function terminateNow(target: Target, graceMs: number): Promise<TerminateResult> {
   if (liveProcesses(target).length === 0) return { signal: null, survivors: 0 };
   signalAll(target, "SIGTERM");
   if (await waitGone(target, graceMs)) return { signal: "SIGTERM", survivors: 0 };
-  signalAll(target, "SIGKILL");
+  // A fork bomb refills its group between two signals; a few rounds of SIGKILL drain it.
+  for (let round = 0; round < 5; round++) {
+    signalAll(target, "SIGKILL");
+    if (await waitGone(target, 200)) return { signal: "SIGKILL", survivors: 0 };
+  }
   await waitGone(target, 1000);
   return { signal: "SIGKILL", survivors: liveProcesses(target).length };
 }

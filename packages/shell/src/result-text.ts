@@ -27,6 +27,12 @@ export function renderShellResult(p: ShellResult): string {
         : undefined,
     ],
     [
+      "Protected-Changed",
+      p.protected_changed?.length
+        ? `${p.protected_changed.join(", ")} (files that decide policy or run code were created or changed)`
+        : undefined,
+    ],
+    [
       "Leftover-Processes",
       p.leftover_processes
         ? `${p.leftover_processes} still running after the command exited were ended (start servers with run_in_background)`
@@ -67,6 +73,12 @@ export function renderShellSessionView(p: ShellSessionView): string {
       p.filter === undefined
         ? undefined
         : `${oneLine(p.filter)} (${p.matched_lines} of ${p.total_lines} lines)`,
+    ],
+    [
+      "Protected-Changed",
+      p.protected_changed?.length
+        ? `${p.protected_changed.join(", ")} (files that decide policy or run code were created or changed)`
+        : undefined,
     ],
     ["Command", oneLine(p.command)],
   ];

@@ -3,7 +3,14 @@ import { accessSync, constants, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type SandboxMode, sandboxMode, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import {
+  PROTECTED_PATHS,
+  type SandboxMode,
+  sandboxMode,
+  type ToolbeltConfig,
+  ToolbeltError,
+} from "@toolbelt/core";
+import { createCommandCgroup } from "./cgroup.js";
 
 /** What a result says about the sandbox it ran under. */
 export type SandboxStatus = "landlock" | "unavailable" | "off";
@@ -15,6 +22,29 @@ export interface SandboxProbe {
   abi: number;
   /** Why the sandbox cannot be used, when it cannot. */
   reason: string | undefined;
+  /** The helper ran: it can track the command (cgroup, watcher) even without Landlock. */
+  runs: boolean;
+  /** Whether a private mount namespace (read-only protected paths) can be made, and if not why. */
+  isolation: { ok: boolean; detail: string };
+}
+
+/** Processes and threads one sandboxed command may run at once, unless agent.shell_max_processes says. */
+export const DEFAULT_MAX_PROCESSES = 1024;
+
+/**
+ * The protected paths a sandboxed command sees read-only. Of `.git/` only what runs code or redirects
+ * git (hooks, config): objects, refs and the index stay writable so `git commit` and `git checkout`
+ * work. `node_modules/.bin/` stays writable for `npm install` (the lsp family never runs repo-local
+ * binaries of an untrusted project).
+ */
+export function sandboxProtectedPaths(): string[] {
+  const out: string[] = [];
+  for (const pattern of PROTECTED_PATHS) {
+    if (pattern === ".git/") out.push(".git/hooks", ".git/config");
+    else if (pattern === "node_modules/.bin/") continue;
+    else out.push(pattern.replace(/\/+$/, ""));
+  }
+  return out;
 }
 
 /** Device files a shell and common tools write to. */
@@ -103,9 +133,17 @@ function stillThere(helper: string | undefined): boolean {
   }
 }
 
+const NO_ISOLATION = { ok: false, detail: "the sandbox helper is not available" };
+
 function probeNow(): SandboxProbe {
   if (process.platform !== "linux") {
-    return { helper: undefined, abi: 0, reason: `Landlock is Linux-only (this is ${process.platform})` };
+    return {
+      helper: undefined,
+      abi: 0,
+      reason: `Landlock is Linux-only (this is ${process.platform})`,
+      runs: false,
+      isolation: NO_ISOLATION,
+    };
   }
   const helper = findHelper();
   if (!helper) {
@@ -114,6 +152,8 @@ function probeNow(): SandboxProbe {
       abi: 0,
       reason:
         "the sandbox helper is not built (it needs a C compiler at install/build time: run `npm run build -w @toolbelt/shell` with gcc or cc available)",
+      runs: false,
+      isolation: NO_ISOLATION,
     };
   }
   const result = spawnSync(helper, ["--probe"], { encoding: "utf8", timeout: 5000 });
@@ -123,17 +163,30 @@ function probeNow(): SandboxProbe {
       helper,
       abi: 0,
       reason: `the sandbox helper ${helper} failed to run: ${result.error?.message ?? result.stderr}`,
+      runs: false,
+      isolation: NO_ISOLATION,
     };
   }
+  const isolation = probeIsolation(helper);
   if (abi < 1) {
     const lsm = landlockEnabledInKernel();
     return {
       helper,
       abi: 0,
       reason: `this kernel (${os.release()}) has no usable Landlock${lsm === false ? " (not in /sys/kernel/security/lsm)" : ""}`,
+      runs: true,
+      isolation,
     };
   }
-  return { helper, abi, reason: undefined };
+  return { helper, abi, reason: undefined, runs: true, isolation };
+}
+
+function probeIsolation(helper: string): { ok: boolean; detail: string } {
+  const result = spawnSync(helper, ["--probe-isolation"], { encoding: "utf8", timeout: 5000 });
+  const out = (result.stdout ?? "").trim();
+  if (out.startsWith("ok")) return { ok: true, detail: `private mount namespace${out.slice(2)}` };
+  // An older helper without the option prints its usage and exits 125.
+  return { ok: false, detail: out || result.error?.message || result.stderr?.trim() || "unknown" };
 }
 
 export interface SandboxPlan {
@@ -142,11 +195,20 @@ export interface SandboxPlan {
   reason?: string;
   /** argv to put before the shell: the helper and its rules, ending with `--`. */
   prefix: string[];
+  /** The protected paths are bound read-only for the command. */
+  readOnly: boolean;
+  /** The command's cgroup, when one was created (the caller removes it once the command is done). */
+  cgroup?: string;
 }
 
 export interface SandboxScope {
   root: string;
   tmpdir: string;
+  /**
+   * TOOLBELT_SHELL_MARK of the command. With it the command gets its own cgroup (where one can be
+   * created) and a watcher that kills everything of it when toolbelt dies.
+   */
+  mark?: string;
 }
 
 function expandHome(p: string): string {
@@ -155,14 +217,34 @@ function expandHome(p: string): string {
   return p;
 }
 
+/** Options every run through the helper gets: the cgroup to join and the watcher. */
+function tracking(scope: SandboxScope, cap: number | "max"): { args: string[]; cgroup?: string } {
+  if (!scope.mark) return { args: [] };
+  const cgroup = createCommandCgroup(scope.mark, cap);
+  const args = cgroup ? ["--cgroup", cgroup] : [];
+  args.push("--watch", scope.mark);
+  return cgroup ? { args, cgroup } : { args };
+}
+
 /**
- * How a command runs under `agent.shell_sandbox`: through the helper (writes confined), directly
- * (`best-effort` where the sandbox is unavailable, or `off`), or not at all (`required` without it).
+ * How a command runs under `agent.shell_sandbox`: through the helper (writes confined, protected
+ * paths read-only, process count capped), through the helper for tracking only (`off`, or
+ * `best-effort` where Landlock is unavailable), directly (no helper), or not at all (`required`
+ * without Landlock).
  */
 export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
   const mode: SandboxMode = sandboxMode(config);
-  if (mode === "off") return { status: "off", prefix: [] };
   const probe = probeSandbox();
+  const trackOnly = (status: SandboxStatus, reason?: string): SandboxPlan => {
+    const plan: SandboxPlan = { status, prefix: [], readOnly: false };
+    if (reason) plan.reason = reason;
+    if (!probe.runs || !probe.helper) return plan;
+    const t = tracking(scope, "max");
+    plan.prefix = [probe.helper, "--no-landlock", ...t.args, "--"];
+    if (t.cgroup) plan.cgroup = t.cgroup;
+    return plan;
+  };
+  if (mode === "off") return trackOnly("off");
   if (!probe.helper || probe.abi < 1) {
     if (mode === "required") {
       throw new ToolbeltError(
@@ -171,7 +253,7 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
         { details: { sandbox: "unavailable" } },
       );
     }
-    return { status: "unavailable", reason: probe.reason ?? "unknown", prefix: [] };
+    return trackOnly("unavailable", probe.reason ?? "unknown");
   }
   const writable = [
     scope.root,
@@ -186,6 +268,18 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
     const nodePrefix = path.dirname(path.dirname(process.execPath));
     for (const p of [...SYSTEM_READ_PATHS, nodePrefix]) prefix.push("--read", p);
   }
-  prefix.push("--");
-  return { status: "landlock", prefix };
+  if (probe.isolation.ok) {
+    for (const rel of sandboxProtectedPaths()) prefix.push("--ro", path.join(scope.root, rel));
+  }
+  const cap = maxProcesses(config);
+  prefix.push("--nproc", String(cap));
+  const t = tracking(scope, cap);
+  prefix.push(...t.args, "--");
+  const plan: SandboxPlan = { status: "landlock", prefix, readOnly: probe.isolation.ok };
+  if (t.cgroup) plan.cgroup = t.cgroup;
+  return plan;
+}
+
+export function maxProcesses(config: ToolbeltConfig): number {
+  return config.agent.shell_max_processes ?? DEFAULT_MAX_PROCESSES;
 }

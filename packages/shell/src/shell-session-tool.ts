@@ -124,6 +124,7 @@ function view(
     sandbox: shell.sandbox,
   };
   if (shell.signal) result.signal = shell.signal;
+  if (shell.protectedChanged.length) result.protected_changed = shell.protectedChanged;
   if (missed > 0) result.missed_characters = missed;
   if (log.end > end) result.remaining_characters = log.end - end;
   if (filter) {

@@ -3,6 +3,7 @@ import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
 import { z } from "zod";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
+import { removeCgroup } from "./cgroup.js";
 import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
@@ -16,6 +17,7 @@ import {
   track,
   untrack,
 } from "./process-group.js";
+import { protectedChanges, snapshotProtected } from "./protected-watch.js";
 import { loadPty, type PtyModule } from "./pty.js";
 import { renderShellResult, renderShellStarted } from "./result-text.js";
 import { planSandbox, type SandboxPlan } from "./sandbox.js";
@@ -81,11 +83,13 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
       details: { cwd: input.cwd },
     });
   const tmpdir = state.tmpdir();
-  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir });
+  const mark = state.nextMark();
+  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir, mark });
   let pty: PtyModule | undefined;
   if (input.tty) {
     const loaded = await loadPty();
     if (!loaded.module) {
+      if (plan.cgroup) removeCgroup(plan.cgroup);
       throw new ToolbeltError(
         "EUNAVAILABLE",
         `tty: true needs a pseudo-terminal, and none is available here: ${loaded.detail}`,
@@ -96,8 +100,12 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     }
     pty = loaded.module;
   }
-  const mark = state.nextMark();
-  const env = commandEnvironment(state.environment(), { tmpdir, mark, tty: input.tty });
+  const env = commandEnvironment(state.environment(), {
+    tmpdir,
+    mark,
+    tty: input.tty,
+    policy: ctx.config.agent.shell_env,
+  });
   return { cwd, plan, env, mark, pty };
 }
 
@@ -124,6 +132,7 @@ async function runForeground(
   prep: Prepared,
 ): Promise<ShellResult> {
   const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
+  const before = snapshotProtected(ctx.root);
   const started = performance.now();
   const launched: Launched = launch({
     command: input.command,
@@ -134,8 +143,11 @@ async function runForeground(
     ...(prep.pty ? { pty: prep.pty } : {}),
     onData: (chunk) => capture.push(chunk),
   });
-  if (launched.pid < 0) throw startFailed(await launched.exited);
-  const target: Target = { pgid: launched.pid, mark: prep.mark };
+  if (launched.pid < 0) {
+    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    throw startFailed(await launched.exited);
+  }
+  const target: Target = { pgid: launched.pid, mark: prep.mark, cgroup: prep.plan.cgroup };
   track(launched.pid);
   const release = state.runningForeground(target);
   let timedOut = false;
@@ -177,7 +189,9 @@ async function runForeground(
     ctx.signal.removeEventListener("abort", onAbort);
     release();
     untrack(launched.pid);
+    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
   }
+  const changed = protectedChanges(before, snapshotProtected(ctx.root));
   if (cancelled) {
     throw new ToolbeltError("ECANCELLED", "the call was cancelled; the command's process group was ended");
   }
@@ -201,6 +215,7 @@ async function runForeground(
   if (output.elidedBytes > 0) result.elided_bytes = output.elidedBytes;
   if (leftovers > 0) result.leftover_processes = leftovers;
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
+  if (changed.length) result.protected_changed = changed;
   return result;
 }
 
@@ -218,6 +233,8 @@ async function startBackground(
     command: input.command,
     cwd: prep.cwd.rel,
     mark: prep.mark,
+    cgroup: prep.plan.cgroup,
+    root: ctx.root,
     sandbox: prep.plan.status,
     tty: !!prep.pty,
     emit: (data) => {
@@ -234,7 +251,10 @@ async function startBackground(
     ...(prep.pty ? { pty: prep.pty } : {}),
     onData: (chunk) => shell.receive(chunk),
   });
-  if (launched.pid < 0) throw startFailed(await launched.exited);
+  if (launched.pid < 0) {
+    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    throw startFailed(await launched.exited);
+  }
   shell.attach(launched);
   track(launched.pid);
   state.add(shell);
@@ -270,9 +290,15 @@ export const shellTool = defineTool({
     const state = ShellState.of(ctx.session);
     if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
     const prep = await prepare(input, ctx, state);
-    return input.run_in_background
-      ? startBackground(input, ctx, state, prep)
-      : runForeground(input, ctx, state, prep);
+    try {
+      return await (input.run_in_background
+        ? startBackground(input, ctx, state, prep)
+        : runForeground(input, ctx, state, prep));
+    } catch (error) {
+      // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
+      if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+      throw error;
+    }
   },
   render: (payload: ShellResult | ShellStarted) =>
     payload.kind === "shell_result" ? renderShellResult(payload) : renderShellStarted(payload),
