@@ -28,6 +28,8 @@ async function open(root: string, config: ToolbeltConfigInput = {}, allow: strin
     config: { agent: { tool_search: "on" }, ...config },
     plugins: [family],
     allow,
+    // These projects are the test's own: trusted, so their .mcp.json starts servers.
+    trust: { trusted: true, reason: "test project", ignored: [] },
   });
   sessions.push(session);
   return session;
@@ -347,7 +349,11 @@ describe("doctor", () => {
       broken: { command: "node", args: 5 },
       dies: toy({ TOY_MODE: "exit" }),
     });
-    const checks = await doctorChecks({ root, config: parseConfig({}) });
+    const checks = await doctorChecks({
+      root,
+      config: parseConfig({}),
+      trust: { trusted: true, reason: "test project", ignored: [] },
+    });
     const byName = Object.fromEntries(checks.map((c) => [c.name, c]));
     expect(byName["server fs"]).toMatchObject({
       status: "ok",

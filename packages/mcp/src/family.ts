@@ -129,7 +129,9 @@ export function mcpStatusTool(down: string[] = []): AnyTool {
  */
 export async function startServers(session: Session): Promise<McpServers> {
   const servers = mcpServersOf(session);
-  const { servers: specs, problems } = readServerSpecs(session.root, session.config);
+  const { servers: specs, problems } = readServerSpecs(session.root, session.config, {
+    projectTrusted: session.trust.trusted,
+  });
   servers.problems.push(...problems);
   if (mcpDepth() >= MAX_MCP_DEPTH) {
     servers.skipped = `not started: this toolbelt is ${mcpDepth()} MCP hops deep (TOOLBELT_MCP_DEPTH)`;
@@ -157,10 +159,12 @@ export async function startServers(session: Session): Promise<McpServers> {
 
 /** Starts each configured server once, reports whether it started and how many tools it lists. */
 export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
-  const { servers: specs, problems } = readServerSpecs(ctx.root, ctx.config);
+  const { servers: specs, problems } = readServerSpecs(ctx.root, ctx.config, {
+    projectTrusted: ctx.trust?.trusted === true,
+  });
   const checks: DoctorCheck[] = problems.map((p) => ({
     name: `server ${p.name}`,
-    status: "unavailable",
+    status: p.skipped ? "skipped" : "unavailable",
     detail: p.error,
   }));
   const connections = specs.map((spec) => new McpConnection(spec));

@@ -21,6 +21,8 @@ afterEach(() => {
   for (const dir of roots.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+const TRUSTED = { projectTrusted: true };
+
 describe("readServerSpecs", () => {
   it("reads stdio and http servers from .mcp.json, ignoring keys other agents add", () => {
     const dir = root({
@@ -38,7 +40,7 @@ describe("readServerSpecs", () => {
         off: { command: "nope", disabled: true },
       },
     });
-    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    const { servers, problems } = readServerSpecs(dir, parseConfig({}), TRUSTED);
     expect(problems).toEqual([]);
     expect(servers).toEqual([
       {
@@ -71,7 +73,7 @@ describe("readServerSpecs", () => {
         badType: { type: "websocket", url: "ws://x" },
       },
     });
-    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    const { servers, problems } = readServerSpecs(dir, parseConfig({}), TRUSTED);
     expect(servers.map((s) => s.name)).toEqual(["good"]);
     const byName = Object.fromEntries(problems.map((p) => [p.name, p.error]));
     expect(byName.badArgs).toBe('.mcp.json: server "badArgs": args: expected an array of strings');
@@ -81,10 +83,10 @@ describe("readServerSpecs", () => {
   });
 
   it("reports a malformed .mcp.json instead of failing the session", () => {
-    expect(readServerSpecs(root("{ nope"), parseConfig({})).problems[0]?.error).toMatch(
+    expect(readServerSpecs(root("{ nope"), parseConfig({}), TRUSTED).problems[0]?.error).toMatch(
       /^\.mcp\.json is not valid JSON/,
     );
-    expect(readServerSpecs(root({ servers: {} }), parseConfig({})).problems[0]?.error).toMatch(
+    expect(readServerSpecs(root({ servers: {} }), parseConfig({}), TRUSTED).problems[0]?.error).toMatch(
       /expected \{"mcpServers"/,
     );
   });
@@ -97,7 +99,7 @@ describe("readServerSpecs", () => {
         api: { url: "http://127.0.0.1:9/mcp" },
       },
     });
-    const { servers } = readServerSpecs(dir, config);
+    const { servers } = readServerSpecs(dir, config, TRUSTED);
     const db = servers.find((s) => s.name === "db");
     expect(db).toMatchObject({
       command: "new",
@@ -115,16 +117,35 @@ describe("readServerSpecs", () => {
     expect(expandEnv(`Bearer ${ref("TB_MCP_TEST_TOKEN")}`)).toBe("Bearer s3cret");
     expect(expandEnv(ref("TB_MCP_NOPE:-fallback"))).toBe("fallback");
     const dir = root({ mcpServers: { gh: { command: "gh-mcp", env: { TOKEN: ref("TB_MCP_NOPE") } } } });
-    expect(readServerSpecs(dir, parseConfig({})).problems[0]?.error).toBe(
+    expect(readServerSpecs(dir, parseConfig({}), TRUSTED).problems[0]?.error).toBe(
       `.mcp.json: server "gh": env.TOKEN: ${ref("TB_MCP_NOPE")} is not set in the environment`,
     );
     delete process.env.TB_MCP_TEST_TOKEN;
   });
 
-  it("hasMcpServers is true only with a .mcp.json or config servers", () => {
-    expect(hasMcpServers(root(), parseConfig({}))).toBe(false);
-    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}))).toBe(true);
+  it("hasMcpServers is true only with a trusted project's .mcp.json or config servers", () => {
+    expect(hasMcpServers(root(), parseConfig({}), TRUSTED)).toBe(false);
+    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}), TRUSTED)).toBe(true);
+    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}))).toBe(false);
     expect(hasMcpServers(root(), parseConfig({ mcpServers: { a: { command: "x" } } }))).toBe(true);
+  });
+
+  it("starts nothing from an untrusted project's .mcp.json, and expands none of its references", () => {
+    const dir = root({
+      mcpServers: {
+        leak: { type: "http", url: `http://127.0.0.1:9/${ref("HOME")}` },
+        gone: { command: "x", env: { T: ref("TB_MCP_NOPE") } },
+        off: { command: "nope", disabled: true },
+      },
+    });
+    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    expect(servers).toEqual([]);
+    expect(problems.map((p) => [p.name, p.skipped])).toEqual([
+      ["leak", true],
+      ["gone", true],
+    ]);
+    expect(problems[0]?.error).toMatch(/^not started: the project is not trusted/);
+    expect(JSON.stringify(problems)).not.toContain(process.env.HOME ?? "/");
   });
 });
 

@@ -29,8 +29,19 @@ export type HttpServerSpec = {
 
 export type ServerSpec = StdioServerSpec | HttpServerSpec;
 
-/** A configured server that cannot be started as written; reported, never thrown. */
-export type ServerProblem = { name: string; source: string; error: string };
+/**
+ * A configured server that is not started: invalid as written, or (`skipped`) named by a file of a
+ * project that is not trusted. Reported, never thrown.
+ */
+export type ServerProblem = { name: string; source: string; error: string; skipped?: boolean };
+
+export interface ServerSpecOptions {
+  /** Whether the project's own `.mcp.json` may start servers (and have `${VAR}`s expanded). */
+  projectTrusted: boolean;
+}
+
+const UNTRUSTED_MCP_JSON =
+  "not started: the project is not trusted, so its .mcp.json starts nothing (toolbelt trust DIR, --trust, or TOOLBELT_TRUST=1)";
 
 export type ServerSpecs = { servers: ServerSpec[]; problems: ServerProblem[] };
 
@@ -55,9 +66,17 @@ const mcpJsonEntry = z.looseObject({
   disabled: z.boolean().optional(),
 });
 
-/** True when the root or the config names any MCP server (cheap: no parsing of .mcp.json). */
-export function hasMcpServers(root: string, config: Pick<ToolbeltConfig, "mcpServers">): boolean {
-  return Object.keys(config.mcpServers ?? {}).length > 0 || existsSync(path.join(root, MCP_JSON));
+/**
+ * True when the config names a server, or a trusted project has a `.mcp.json` (cheap: no parsing of
+ * .mcp.json). An untrusted project's `.mcp.json` starts nothing, so it does not count.
+ */
+export function hasMcpServers(
+  root: string,
+  config: Pick<ToolbeltConfig, "mcpServers">,
+  options: ServerSpecOptions = { projectTrusted: false },
+): boolean {
+  if (Object.keys(config.mcpServers ?? {}).length > 0) return true;
+  return options.projectTrusted && existsSync(path.join(root, MCP_JSON));
 }
 
 /**
@@ -135,7 +154,11 @@ function toSpec(name: string, entry: RawEntry, root: string, source: string): Se
   throw new Error(`url: required for a ${entry.type} server`);
 }
 
-function readMcpJson(root: string, specs: Map<string, ServerSpec | ServerProblem>): ServerProblem[] {
+function readMcpJson(
+  root: string,
+  specs: Map<string, ServerSpec | ServerProblem>,
+  trusted: boolean,
+): ServerProblem[] {
   const file = path.join(root, MCP_JSON);
   let text: string;
   try {
@@ -167,6 +190,13 @@ function readMcpJson(root: string, specs: Map<string, ServerSpec | ServerProblem
     ];
   }
   for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
+    // Nothing of an untrusted file is expanded or started: ${VAR} would send the environment to
+    // whatever URL or command the checkout names.
+    if (!trusted) {
+      if ((raw as { disabled?: unknown } | null)?.disabled !== true)
+        specs.set(name, { name, source: MCP_JSON, error: UNTRUSTED_MCP_JSON, skipped: true });
+      continue;
+    }
     const parsed = mcpJsonEntry.safeParse(raw);
     if (!parsed.success) {
       const problems = parsed.error.issues.map(issueText).join("; ");
@@ -188,13 +218,19 @@ function readMcpJson(root: string, specs: Map<string, ServerSpec | ServerProblem
 }
 
 /**
- * The servers a session at `root` starts: `.mcp.json` first, then `mcpServers` of the config
- * (configs/app.json and --config), whose entry wins when both name the same server. Invalid entries
- * come back as problems naming the server and the key, so the other servers still start.
+ * The servers a session at `root` starts: `.mcp.json` first (only for a trusted project), then
+ * `mcpServers` of the config, whose entry wins when both name the same server. The config holds only
+ * what trusted sources set (the user's config, --config, SDK options, a trusted project's
+ * configs/app.json). Invalid entries come back as problems naming the server and the key, so the other
+ * servers still start; an untrusted `.mcp.json`'s servers come back as skipped problems.
  */
-export function readServerSpecs(root: string, config: Pick<ToolbeltConfig, "mcpServers">): ServerSpecs {
+export function readServerSpecs(
+  root: string,
+  config: Pick<ToolbeltConfig, "mcpServers">,
+  options: ServerSpecOptions = { projectTrusted: false },
+): ServerSpecs {
   const specs = new Map<string, ServerSpec | ServerProblem>();
-  const fileProblems = readMcpJson(root, specs);
+  const fileProblems = readMcpJson(root, specs, options.projectTrusted);
   for (const [name, entry] of Object.entries(config.mcpServers ?? {}) as Array<[string, McpServerConfig]>) {
     try {
       specs.set(name, toSpec(name, entry, root, "config"));

@@ -2,18 +2,26 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import {
+  addTrustedProject,
   type ClientInfo,
+  definePlugin,
   errorPayload,
+  listTrustedProjects,
   normaliseError,
   type Payload,
+  type Plugin,
+  removeTrustedProject,
   type Session,
   ToolbeltError,
+  TRUST_FILE,
+  type TrustInfo,
   toAnthropicTool,
   toMcpTool,
   toOpenAITool,
+  userConfigDir,
 } from "@toolbelt/core";
 import yargs, { type Argv } from "yargs";
-import { createToolbelt, resolveConfig } from "./create.js";
+import { createToolbelt, resolveSessionConfig } from "./create.js";
 import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
 
 /** A usage error: exit code 2. */
@@ -84,12 +92,24 @@ interface CommonArgs {
   profile?: string;
   allow?: string[];
   model?: string;
+  /** --trust / --no-trust; undefined: the user's trust list and TOOLBELT_TRUST decide. */
+  trust?: boolean;
+}
+
+/** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
+function reportIgnored(trust: TrustInfo): void {
+  if (trust.ignored.length === 0) return;
+  const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
+  process.stderr.write(
+    `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
+  );
 }
 
 async function openSession(
   args: CommonArgs,
   families?: readonly FamilyName[],
   client?: ClientInfo,
+  plugins?: Plugin[],
 ): Promise<Session> {
   const session = await createToolbelt({
     root: path.resolve(args.root),
@@ -97,9 +117,12 @@ async function openSession(
     ...(args.config ? { configFile: args.config } : {}),
     ...(args.profile ? { profile: args.profile } : {}),
     ...(args.model ? { model: args.model } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+    ...(plugins ? { plugins } : {}),
     allow: args.allow ?? [],
     ...(families ? { families } : {}),
   });
+  reportIgnored(session.trust);
   // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
   // groups, language servers and MCP servers do not outlive the CLI.
   const onSignal = (signal: NodeJS.Signals) => {
@@ -132,8 +155,16 @@ function common<T>(y: Argv<T>) {
       type: "string",
       array: true,
       describe: "allow a tool or family the policy would ask about (repeatable), e.g. --allow shell",
-    });
+    })
+    .option("trust", trustOption);
 }
+
+const trustOption = {
+  type: "boolean",
+  describe:
+    "trust the project: its configs/app.json and .mcp.json may run code and loosen policy (--no-trust refuses)",
+  defaultDescription: "when marked with `toolbelt trust` or TOOLBELT_TRUST=1",
+} as const;
 
 async function runCommand(
   args: CommonArgs & {
@@ -163,7 +194,18 @@ async function runCommand(
 }
 
 async function execCommand(args: CommonArgs & { events: boolean }): Promise<number> {
-  const session = await openSession(args);
+  // config_ignored is sent while the session starts, before openSession returns: a plugin's setup
+  // listens for it in time.
+  let offNotice: (() => void) | undefined;
+  const notice = definePlugin({
+    name: "exec-trust-events",
+    tools: [],
+    setup(s) {
+      if (args.events && s.isRoot) offNotice = s.on("config_ignored", (event) => writeLine({ event }));
+    },
+  });
+  const session = await openSession(args, undefined, undefined, [notice]);
+  offNotice?.();
   if (args.events) session.on("*", (event) => writeLine({ event }));
   let failed = false;
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
@@ -236,14 +278,15 @@ async function serveCommand(
 ): Promise<number> {
   if (!!args.mcp === !!args.http) throw new UsageError("serve needs exactly one of --mcp or --http");
   const root = path.resolve(args.root);
-  // A broken config is a usage error before any client connects.
-  await resolveConfig(root, args.config ? { configFile: args.config } : {});
   const sessionOptions = {
     ...(args.config ? { configFile: args.config } : {}),
     ...(args.profile ? { profile: args.profile } : {}),
     ...(args.model ? { model: args.model } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
     allow: args.allow ?? [],
   };
+  // A broken config is a usage error before any client connects; what trust dropped is said once here.
+  reportIgnored((await resolveSessionConfig(root, sessionOptions)).trust);
   if (args.mcp) {
     const { serveMcp } = await import("./serve-mcp.js");
     await serveMcp({ root, version: version(), ...sessionOptions });
@@ -271,18 +314,38 @@ async function serveCommand(
   return EXIT_OK;
 }
 
-async function doctorCommand(args: { root: string; config?: string; format: string }): Promise<number> {
+async function doctorCommand(args: {
+  root: string;
+  config?: string;
+  format: string;
+  trust?: boolean;
+}): Promise<number> {
   const root = path.resolve(args.root);
-  const config = await resolveConfig(root, args.config ? { configFile: args.config } : {});
+  const { config, trust } = await resolveSessionConfig(root, {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+  });
   const plugins = await loadFamilies();
   const report: Array<{ family: string; name: string; status: string; detail: string }> = [
     { family: "core", name: "node", status: "ok", detail: process.version },
     { family: "core", name: "toolbelt", status: "ok", detail: version() },
+    {
+      family: "trust",
+      name: "project",
+      status: trust.trusted ? "ok" : "skipped",
+      detail: trust.trusted ? `trusted: ${trust.reason}` : `not trusted: ${trust.reason}`,
+    },
+    ...trust.ignored.map((i) => ({
+      family: "trust",
+      name: `ignored ${i.key}`,
+      status: "skipped",
+      detail: `${i.source}: ${i.why}`,
+    })),
   ];
   for (const plugin of plugins) {
     if (!plugin.doctor) continue;
     try {
-      for (const check of await plugin.doctor({ root, config }))
+      for (const check of await plugin.doctor({ root, config, trust }))
         report.push({ family: plugin.name, ...check });
     } catch (error) {
       report.push({
@@ -297,6 +360,27 @@ async function doctorCommand(args: { root: string; config?: string; format: stri
   else
     for (const r of report)
       process.stdout.write(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
+  return EXIT_OK;
+}
+
+async function trustCommand(args: { dir?: string; list?: boolean; remove?: boolean }): Promise<number> {
+  const store = userConfigDir();
+  if (args.list) {
+    if (args.dir !== undefined || args.remove)
+      throw new UsageError("--list takes no directory and no --remove");
+    for (const p of listTrustedProjects(store)) process.stdout.write(`${p.path}\n`);
+    return EXIT_OK;
+  }
+  const dir = path.resolve(args.dir ?? process.cwd());
+  if (args.remove) {
+    const removed = await removeTrustedProject(dir, store);
+    process.stderr.write(
+      removed ? `toolbelt: ${dir} is no longer trusted\n` : `toolbelt: ${dir} was not trusted\n`,
+    );
+    return removed ? EXIT_OK : EXIT_TOOL_ERROR;
+  }
+  const real = await addTrustedProject(dir, store);
+  process.stderr.write(`toolbelt: trusted ${real} (recorded in ${path.join(store, TRUST_FILE)})\n`);
   return EXIT_OK;
 }
 
@@ -315,7 +399,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName("toolbelt")
     .version(version())
     .strict()
-    .demandCommand(1, "name a command: run, exec, tools, serve, doctor")
+    .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust")
     .recommendCommands()
     .command(
       "run <tool>",
@@ -388,9 +472,26 @@ export async function main(argv: string[]): Promise<number> {
         y
           .option("root", { type: "string", default: process.cwd() })
           .option("config", { type: "string" })
+          .option("trust", trustOption)
           .option("format", { choices: ["text", "json"], default: "text" }),
       async (args) => {
         exitCode = await doctorCommand(args as never);
+      },
+    )
+    .command(
+      "trust [dir]",
+      "mark a project trusted (its configs/app.json and .mcp.json may run code and loosen policy); --list, --remove",
+      (y) =>
+        y
+          .positional("dir", {
+            type: "string",
+            describe: "project directory",
+            defaultDescription: "current directory",
+          })
+          .option("list", { type: "boolean", describe: "list the trusted projects" })
+          .option("remove", { type: "boolean", describe: "forget the directory instead" }),
+      async (args) => {
+        exitCode = await trustCommand(args as never);
       },
     )
     .fail((message, error) => {

@@ -3,21 +3,31 @@ import { pathToFileURL } from "node:url";
 import {
   checkPlugin,
   createSession,
-  loadConfig,
+  definePlugin,
+  loadTrustedConfig,
   type Plugin,
   type Session,
   type SessionOptions,
   type ToolbeltConfig,
   type ToolbeltConfigInput,
   ToolbeltError,
+  type TrustInfo,
 } from "@toolbelt/core";
 import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
 
-export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins"> {
-  /** Config on top of the project's configs/app.json (and `configFile`). */
+export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
+  /** Config on top of the project's configs/app.json (and `configFile`); always applies in full. */
   config?: ToolbeltConfigInput;
-  /** A config file to layer over configs/app.json (the CLI's --config). */
+  /** A config file to layer over configs/app.json (the CLI's --config); always applies in full. */
   configFile?: string;
+  /**
+   * Trust the project at `root`: its configs/app.json and .mcp.json may then run code and loosen
+   * policy. `false` refuses trust even for a project marked with `toolbelt trust`. Default: trusted
+   * only when the user marked it (`toolbelt trust DIR`) or `TOOLBELT_TRUST=1` is set.
+   */
+  trustProject?: boolean;
+  /** Read the user's config folder (`$TOOLBELT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolbelt`); default true. */
+  userConfig?: boolean;
   /** Plugins to add: plugin objects, or package names / paths to import. */
   plugins?: Array<Plugin | string>;
   /** The built-in families to load (default: all). */
@@ -45,24 +55,55 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
   }
 }
 
-export async function resolveConfig(
+type ConfigOptions = Pick<ToolbeltOptions, "config" | "configFile" | "trustProject" | "userConfig">;
+
+/** The session's config and whether the project is trusted (with what its files were refused). */
+export async function resolveSessionConfig(
   root: string,
-  options: { config?: ToolbeltConfigInput; configFile?: string },
-): Promise<ToolbeltConfig> {
-  return loadConfig(root, {
+  options: ConfigOptions,
+): Promise<{ config: ToolbeltConfig; trust: TrustInfo }> {
+  return loadTrustedConfig(root, {
     ...(options.configFile ? { file: options.configFile } : {}),
+    ...(options.trustProject !== undefined ? { trust: options.trustProject } : {}),
+    ...(options.userConfig !== undefined ? { userConfig: options.userConfig } : {}),
     overrides: options.config,
   });
 }
 
+export async function resolveConfig(root: string, options: ConfigOptions): Promise<ToolbeltConfig> {
+  return (await resolveSessionConfig(root, options)).config;
+}
+
 /**
- * A session with toolbelt's families and the given plugins, rooted at `root`.
- * Config comes from the project's configs/app.json, then `configFile`, then `config`.
+ * Announces what an untrusted project's files asked for and did not get. It runs after every other
+ * plugin's setup, so a listener a plugin attached there (the HTTP event buffer) sees it.
+ */
+function trustNotice(trust: TrustInfo): Plugin {
+  return definePlugin({
+    name: "trust-notice",
+    tools: [],
+    setup(session) {
+      if (session.isRoot && trust.ignored.length > 0)
+        session.emit({
+          type: "config_ignored",
+          trusted: trust.trusted,
+          reason: trust.reason,
+          ignored: trust.ignored,
+        });
+    },
+  });
+}
+
+/**
+ * A session with toolbelt's families and the given plugins, rooted at `root`. Config comes from the
+ * user's config folder, the project's configs/app.json (in full only when the project is trusted),
+ * then `configFile`, then `config`.
  */
 export async function createToolbelt(options: ToolbeltOptions): Promise<Session> {
-  const config = await resolveConfig(options.root, options);
+  const { config, trust } = await resolveSessionConfig(options.root, options);
   const families = await loadFamilies(options.families ?? FAMILY_NAMES);
   const extra: Plugin[] = [];
+  // config.plugins holds only what trusted sources named: an untrusted project's list was dropped.
   for (const item of [...config.plugins, ...(options.plugins ?? [])]) {
     const plugin = typeof item === "string" ? await importPlugin(item, options.root) : checkPlugin(item);
     // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas
@@ -72,6 +113,18 @@ export async function createToolbelt(options: ToolbeltOptions): Promise<Session>
       tools: plugin.tools?.map((tool) => ({ ...tool, deferrable: tool.deferrable ?? true })),
     });
   }
-  const { configFile: _file, families: _families, plugins: _plugins, ...sessionOptions } = options;
-  return createSession({ ...sessionOptions, config, plugins: [...families, ...extra] });
+  const {
+    configFile: _file,
+    families: _families,
+    plugins: _plugins,
+    trustProject: _trust,
+    userConfig: _user,
+    ...sessionOptions
+  } = options;
+  return createSession({
+    ...sessionOptions,
+    config,
+    trust,
+    plugins: [...families, ...extra, trustNotice(trust)],
+  });
 }

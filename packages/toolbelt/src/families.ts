@@ -1,10 +1,15 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { definePlugin, type Plugin, type ToolbeltConfig } from "@toolbelt/core";
+import { definePlugin, type Plugin, type ToolbeltConfig, type TrustInfo } from "@toolbelt/core";
 
-/** Whether a project names MCP servers: a `.mcp.json` at the root or `mcpServers` in its config. */
-function hasMcpServers(root: string, config: ToolbeltConfig): boolean {
-  return Object.keys(config.mcpServers ?? {}).length > 0 || existsSync(path.join(root, ".mcp.json"));
+/**
+ * Whether a session names MCP servers it may start: `mcpServers` in its config (only trusted sources
+ * reach it), or a `.mcp.json` at the root of a trusted project. An untrusted project's `.mcp.json`
+ * starts nothing, so the family (and the MCP SDK) is not even loaded for it.
+ */
+function hasMcpServers(root: string, config: ToolbeltConfig, trust: TrustInfo | undefined): boolean {
+  if (Object.keys(config.mcpServers ?? {}).length > 0) return true;
+  return trust?.trusted === true && existsSync(path.join(root, ".mcp.json"));
 }
 
 /**
@@ -15,13 +20,18 @@ const mcpGate: Plugin = definePlugin({
   name: "mcp",
   tools: [],
   async setup(session) {
-    if (!hasMcpServers(session.root, session.config)) return;
+    if (!hasMcpServers(session.root, session.config, session.trust)) return;
     const { family } = await import("@toolbelt/mcp");
     await family.setup?.(session);
   },
   async doctor(ctx) {
-    if (!hasMcpServers(ctx.root, ctx.config))
-      return [{ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" }];
+    if (!hasMcpServers(ctx.root, ctx.config, ctx.trust)) {
+      const untrustedFile = !ctx.trust?.trusted && existsSync(path.join(ctx.root, ".mcp.json"));
+      const detail = untrustedFile
+        ? ".mcp.json not read: the project is not trusted (toolbelt trust DIR, --trust, TOOLBELT_TRUST=1)"
+        : "no .mcp.json and no mcpServers in config";
+      return [{ name: "servers", status: "skipped", detail }];
+    }
     const { family } = await import("@toolbelt/mcp");
     return (await family.doctor?.(ctx)) ?? [];
   },
