@@ -1,5 +1,4 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
@@ -21,12 +20,18 @@ import {
   visibleText,
 } from "@toolbelt/core";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
 
 export type McpServeOptions = Omit<ToolbeltOptions, "client"> & {
   /** The server's version as told to clients. */
   version?: string;
   /** How long a person may take to answer an elicitation (default 10 min). */
   elicitationTimeoutMs?: number;
+  /**
+   * The largest JSON-RPC message read from stdin (default 16 MiB, or TOOLBELT_MCP_MAX_MESSAGE_BYTES);
+   * a bigger one is skipped and answered with a -32600 error.
+   */
+  maxMessageBytes?: number;
 };
 
 type FormSchema = {
@@ -42,9 +47,16 @@ type FormSchema = {
  */
 export async function serveMcp(
   options: McpServeOptions,
-  transport: Transport = new StdioServerTransport(),
+  transport: Transport = new LineTransport(process.stdin, process.stdout, {
+    maxMessageBytes: maxMessageBytesOf(options),
+  }),
 ): Promise<void> {
-  const { version = "0.0.0", elicitationTimeoutMs = 10 * 60_000, ...toolbeltOptions } = options;
+  const {
+    version = "0.0.0",
+    elicitationTimeoutMs = 10 * 60_000,
+    maxMessageBytes: _max,
+    ...toolbeltOptions
+  } = options;
   const server = new Server(
     { name: "toolbelt", version },
     {
@@ -143,14 +155,14 @@ export async function serveMcp(
     server.onclose = () => resolve();
   });
   await server.connect(transport);
-  // The stdio transport does not notice its input ending; a client that exits closes stdin.
-  if (transport instanceof StdioServerTransport) {
-    process.stdin.once("end", () => {
-      server.close().catch(() => {});
-    });
-  }
   await closed;
   if (session) await (await session.catch(() => undefined))?.close();
+}
+
+function maxMessageBytesOf(options: McpServeOptions): number {
+  if (options.maxMessageBytes !== undefined) return options.maxMessageBytes;
+  const fromEnv = Number(process.env.TOOLBELT_MCP_MAX_MESSAGE_BYTES);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_MAX_MESSAGE_BYTES;
 }
 
 type Elicit = (
