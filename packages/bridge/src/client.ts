@@ -97,7 +97,9 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
   const runCall = async (event: Event): Promise<void> => {
     const callId = event.call_id;
     const tool = event.tool ? tools.get(event.tool) : undefined;
-    if (!callId || !tool || running.has(callId)) return;
+    // The call came on this attachment's stream; only this attachment may answer it.
+    const from = attachmentId;
+    if (!callId || !tool || !from || running.has(callId)) return;
     const controller = new AbortController();
     running.set(callId, controller);
     let result: unknown;
@@ -119,6 +121,7 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
     if (controller.signal.aborted || !session) return;
     try {
       await api("POST", `/api/sessions/${encodeURIComponent(session)}/client-results`, {
+        attachment_id: from,
         call_id: callId,
         result: result ?? null,
       });

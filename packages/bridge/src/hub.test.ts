@@ -1,6 +1,6 @@
 import { createSession, type Payload, type ToolbeltEvent } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientToolHub, normaliseResult } from "./hub.js";
+import { ClientToolHub, MAX_ATTACHMENTS, normaliseResult } from "./hub.js";
 
 const spec = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -55,6 +55,30 @@ describe("ClientToolHub", () => {
     expect(await call).toEqual({ kind: "sum", value: 4 });
     expect(hub.resolve(callId, { kind: "late" })).toBe(false);
     expect(events.find((e) => e.type === "client_tool_result")).toMatchObject({ call_id: callId });
+  });
+
+  it("refuses an answer from an attachment other than the one the call was sent to", async () => {
+    const { session, hub, events } = await setup();
+    sessions.push(session);
+    const a = hub.attach({ client: "a", tools: [spec("a_add")] });
+    const b = hub.attach({ client: "b", tools: [spec("b_add")] });
+    hub.connect(a.id);
+    hub.connect(b.id);
+    // The attachment id is what lets a client answer: it never shows up in the session's events.
+    expect(JSON.stringify(events)).not.toContain(a.id);
+    const call = session.call("a_add", { n: 1 });
+    await new Promise((r) => setTimeout(r, 0));
+    const callId = (events.find((e) => e.type === "client_tool_call") as { call_id: string }).call_id;
+    expect(() => hub.resolve(callId, { kind: "forged" }, b.id)).toThrow(/another attachment/);
+    expect(hub.resolve(callId, { kind: "sum", value: 1 }, a.id)).toBe(true);
+    expect(await call).toEqual({ kind: "sum", value: 1 });
+  });
+
+  it("holds a bounded number of attachments", async () => {
+    const { session, hub } = await setup();
+    sessions.push(session);
+    for (let i = 0; i < MAX_ATTACHMENTS; i++) hub.attach({ tools: [] });
+    expect(() => hub.attach({ tools: [] })).toThrow(`${MAX_ATTACHMENTS} attachments`);
   });
 
   it("validates input against the client's schema before the client sees it", async () => {

@@ -19,6 +19,8 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_TIMEOUT_MS = 30 * 60_000;
 /** An attachment whose stream never connects is dropped after this long. */
 const DEFAULT_CONNECT_GRACE_MS = 30_000;
+/** Attachments one session holds at a time, connected or waiting for their stream. */
+export const MAX_ATTACHMENTS = 32;
 
 /** The family of every client-brought tool (config `tools.client.mode` applies to all of them). */
 export const CLIENT_FAMILY = "client";
@@ -30,6 +32,15 @@ export type Attachment = {
   capabilities: string[];
   timeoutMs: number;
   connected: boolean;
+};
+
+type Held = Attachment & {
+  grace?: ReturnType<typeof setTimeout>;
+  /**
+   * What the session knows the tools by. Not the attachment id: that id is what lets a client answer
+   * its calls, and the source shows up in every reader's tools_bound events.
+   */
+  source: string;
 };
 
 type PendingCall = {
@@ -54,11 +65,12 @@ export type HubOptions = {
  */
 export class ClientToolHub {
   readonly #session: Session;
-  readonly #attachments = new Map<string, Attachment & { grace?: ReturnType<typeof setTimeout> }>();
+  readonly #attachments = new Map<string, Held>();
   readonly #calls = new Map<string, PendingCall>();
   readonly #capabilities: string[];
   readonly #baseCapabilities: string[];
   readonly #graceMs: number;
+  #sources = 0;
 
   constructor(session: Session, options: HubOptions = {}) {
     this.#session = session;
@@ -70,10 +82,16 @@ export class ClientToolHub {
   /** Validates and records an attachment; its tools are offered once its stream connects. */
   attach(request: unknown): Attachment {
     const parsed = this.#check(request, undefined);
-    const attachment: Attachment & { grace?: ReturnType<typeof setTimeout> } = {
+    if (this.#attachments.size >= MAX_ATTACHMENTS)
+      throw new ToolbeltError(
+        "ESESSION_CAP",
+        `attach: this session holds ${MAX_ATTACHMENTS} attachments already: detach one first`,
+      );
+    const attachment: Held = {
       id: randomUUID(),
       ...parsed,
       connected: false,
+      source: `client:${parsed.client}#${++this.#sources}`,
     };
     attachment.grace = setTimeout(() => {
       if (!attachment.connected) this.#attachments.delete(attachment.id);
@@ -120,26 +138,35 @@ export class ClientToolHub {
       this.#calls.delete(callId);
     }
     this.#syncCapabilities();
-    if (!this.#session.closed) this.#session.unregisterTools(sourceOf(id));
+    if (!this.#session.closed) this.#session.unregisterTools(attachment.source);
   }
 
-  /** A client's answer to a call. False when no call with that id is waiting. */
-  resolve(callId: string, result: unknown): boolean {
+  /**
+   * A client's answer to a call. False when no call with that id is waiting. With `attachmentId`
+   * (the HTTP server always passes it), an answer from an attachment other than the one the call
+   * was sent to is refused with EDENIED: every client shares the server token, not its calls.
+   */
+  resolve(callId: string, result: unknown, attachmentId?: string): boolean {
     const call = this.#calls.get(callId);
     if (!call) return false;
+    if (attachmentId !== undefined && attachmentId !== call.attachment)
+      throw new ToolbeltError(
+        "EDENIED",
+        `call ${callId} (${call.tool}) was sent to another attachment: only that client may answer it`,
+      );
     call.settle(normaliseResult(call.tool, result));
     return true;
   }
 
   attachments(): Attachment[] {
-    return [...this.#attachments.values()].map(({ grace: _g, ...a }) => ({ ...a }));
+    return [...this.#attachments.values()].map(({ grace: _g, source: _s, ...a }) => ({ ...a }));
   }
 
   close(): void {
     for (const id of [...this.#attachments.keys()]) this.detach(id);
   }
 
-  #get(id: string): Attachment & { grace?: ReturnType<typeof setTimeout> } {
+  #get(id: string): Held {
     const attachment = this.#attachments.get(id);
     if (!attachment)
       throw new ToolbeltError("ENOENT", `no attachment ${id} (it disconnected or never existed)`);
@@ -181,11 +208,11 @@ export class ClientToolHub {
     };
   }
 
-  #publish(attachment: Attachment): void {
+  #publish(attachment: Held): void {
     this.#syncCapabilities();
     // registerTools re-announces the bound set, which also covers the capabilities just added.
     this.#session.registerTools(
-      sourceOf(attachment.id),
+      attachment.source,
       attachment.specs.map((spec) => this.#toolFor(attachment, spec)),
     );
   }
@@ -246,10 +273,6 @@ export class ClientToolHub {
       ctx.emit({ type: "client_tool_call", call_id: callId, tool, input: input ?? null });
     });
   }
-}
-
-function sourceOf(attachmentId: string): string {
-  return `client:${attachmentId}`;
 }
 
 const specSchema = z.object({

@@ -21,6 +21,20 @@ describe("PendingRequests", () => {
     expect(pending.list().approvals).toEqual([]);
   });
 
+  it("withdraws an approval when its caller's signal aborts, rejecting with the reason", async () => {
+    const pending = new PendingRequests();
+    const caller = new AbortController();
+    const approval = pending.approve(prompt, caller.signal);
+    expect(pending.list().approvals).toHaveLength(1);
+    caller.abort(new Error("the HTTP caller disconnected"));
+    await expect(approval).rejects.toThrow("the HTTP caller disconnected");
+    expect(pending.list().approvals).toEqual([]);
+    expect(pending.answerApproval("r1", true)).toBe(false);
+    const early = new AbortController();
+    early.abort();
+    await expect(pending.approve(prompt, early.signal)).rejects.toThrow(/withdrawn/);
+  });
+
   it("denies an approval nobody answers in time", async () => {
     const pending = new PendingRequests({ approvalTimeoutMs: 20 });
     expect(await pending.approve(prompt)).toBe(false);

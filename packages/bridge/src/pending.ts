@@ -23,19 +23,39 @@ export class PendingRequests {
     this.#approvalTimeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   }
 
-  /** Waits for a POST; nobody answering within the timeout is a denial, never a silent allow. */
-  approve(prompt: ApprovalPrompt): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
+  /**
+   * Waits for a POST; nobody answering within the timeout is a denial, never a silent allow.
+   * `signal` is the caller's: when it aborts (the caller hung up) the approval is withdrawn and the
+   * promise rejects with the reason, which the session reports as a denial naming it.
+   */
+  approve(prompt: ApprovalPrompt, signal?: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         this.#approvals.delete(prompt.request_id);
+      };
+      const timer = setTimeout(() => {
+        done();
         resolve(false);
       }, this.#approvalTimeoutMs);
       timer.unref?.();
       const settle = (value: boolean) => {
-        clearTimeout(timer);
-        this.#approvals.delete(prompt.request_id);
+        done();
         resolve(value);
       };
+      const onAbort = () => {
+        done();
+        const reason: unknown = signal?.reason;
+        reject(
+          // A bare abort() carries a generic AbortError: say what it means here instead.
+          reason instanceof Error && reason.name !== "AbortError"
+            ? reason
+            : new ToolbeltError("ECANCELLED", `approval ${prompt.request_id} was withdrawn by its caller`),
+        );
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.#approvals.set(prompt.request_id, { prompt, settle, fail: () => settle(false) });
     });
   }

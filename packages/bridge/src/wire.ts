@@ -32,6 +32,8 @@ export type AttachResponse = {
 
 /** POST /api/sessions/:id/client-results */
 export type ClientResultRequest = {
+  /** The attachment the call was sent to: an answer from any other attachment is refused (403). */
+  attachment_id: string;
   call_id: string;
   result: unknown;
 };

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -33,11 +34,12 @@ import { createToolbelt, type ToolbeltOptions } from "./create.js";
  *                                                  {attachment_id, last_seq, tools}
  *   PUT    /api/sessions/:id/attach/:attachment_id  same body: what the client permits now
  *   DELETE /api/sessions/:id/attach/:attachment_id  detaches
- *   POST   /api/sessions/:id/client-results {call_id, result}     {ok: true}
+ *   POST   /api/sessions/:id/client-results {attachment_id, call_id, result}   {ok: true}
+ *                                                  (403 from any attachment but the one asked)
  *   GET    /api/sessions/:id/pending               {questions, approvals}
  *   POST   /api/sessions/:id/approvals/:request_id {approved}
  *   POST   /api/sessions/:id/questions/:question_id {answers: [{options?, text?}], notes?}
- * Errors: {error: {code, message}} with 400/401/404/409/413/500.
+ * Errors: {error: {code, message}} with 400/401/403/404/409/413/500.
  */
 
 export type HttpServeOptions = {
@@ -68,10 +70,18 @@ export type HttpServer = {
 const HTTP_CAPABILITIES = ["ask_user", "generative_ui"];
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_SESSIONS = 64;
+/** The replay buffer also holds at most this many bytes of event JSON (a tool_result repeats its result). */
+const MAX_BUFFER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The abort signal of the HTTP call being run: an approval that call asks for is withdrawn when the
+ * caller hangs up. The session's approver gets no signal, and the call's async context is the link.
+ */
+const callerSignal = new AsyncLocalStorage<AbortSignal>();
 
 type Hosted = {
   session: Session;
-  buffer: ToolbeltEvent[];
+  buffer: Array<ToolbeltEvent & { [BYTES]?: number }>;
   streams: Set<ServerResponse>;
   hub: ClientToolHub;
   pending: PendingRequests;
@@ -88,8 +98,13 @@ class HttpError extends Error {
   }
 }
 
+const BYTES = Symbol("bytes");
+
 const STATUS_OF: Record<string, number> = {
   EINVAL_INPUT: 400,
+  EDENIED: 403,
+  ETOO_LARGE: 413,
+  ESESSION_CAP: 409,
   ENOENT: 404,
   EPATH_ESCAPE: 400,
   ECONFLICT: 409,
@@ -111,7 +126,8 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
     const pending = new PendingRequests(
       options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {},
     );
-    const buffer: ToolbeltEvent[] = [];
+    const buffer: Hosted["buffer"] = [];
+    let bufferBytes = 0;
     const streams = new Set<ServerResponse>();
     let mainSession: Session | undefined;
     // A plugin's setup runs before the session announces its first bound set, so the buffer
@@ -122,9 +138,13 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         if (mainSession || !session.isRoot) return;
         mainSession = session;
         session.on("*", (event) => {
-          buffer.push(event);
-          if (buffer.length > bufferSize) buffer.splice(0, buffer.length - bufferSize);
-          for (const res of streams) writeEvent(res, event);
+          const data = JSON.stringify(event);
+          buffer.push({ ...event, [BYTES]: data.length });
+          bufferBytes += data.length;
+          let drop = Math.max(0, buffer.length - bufferSize);
+          while (bufferBytes > MAX_BUFFER_BYTES && drop < buffer.length - 1) drop++;
+          for (const gone of buffer.splice(0, drop)) bufferBytes -= gone[BYTES] ?? 0;
+          for (const res of streams) writeData(res, event.seq, data);
         });
       },
     });
@@ -135,7 +155,7 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
       client: {
         name: "http",
         capabilities,
-        approve: (prompt) => pending.approve(prompt),
+        approve: (prompt) => pending.approve(prompt, callerSignal.getStore()),
         ask: (request, signal) => pending.ask(request, signal),
       },
     });
@@ -159,13 +179,18 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
   await open(root);
 
   const hostedOf = (id: string | undefined): Hosted => {
-    const hosted = id ? sessions.get(decodeURIComponent(id)) : undefined;
+    const hosted = id ? sessions.get(decodePart(id)) : undefined;
     if (!hosted) throw new HttpError(404, "ENOENT", `no session ${id ?? ""}`);
     return hosted;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://localhost");
+    } catch {
+      throw new HttpError(400, "EINVAL_INPUT", "the request target is not a URL path");
+    }
     const method = req.method ?? "GET";
     const parts = url.pathname.split("/").filter(Boolean);
     // The console page is static and holds no session data; it reads the token from `#token=`,
@@ -228,24 +253,25 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
           throw new HttpError(409, "ECONFLICT", `call ${callId} is already running`);
         const controller = new AbortController();
         hosted.calls.set(callId, controller);
-        // A caller that hangs up no longer wants the answer: the call is cancelled.
+        // A caller that hangs up no longer wants the answer: the call is cancelled, and an approval
+        // it waits for is withdrawn (denied, with the reason in approval_resolved).
         const onClose = () => {
           if (!res.writableFinished)
             controller.abort(new ToolbeltError("ECANCELLED", "the HTTP caller disconnected"));
         };
         res.on("close", onClose);
         try {
-          const { payload, text } = await session.callWithText(body.tool, body.input ?? {}, {
-            callId,
-            signal: controller.signal,
-          });
+          const tool = body.tool;
+          const { payload, text } = await callerSignal.run(controller.signal, () =>
+            session.callWithText(tool, body.input ?? {}, { callId, signal: controller.signal }),
+          );
           return sendJson(res, 200, { call_id: callId, result: payload, text });
         } finally {
           hosted.calls.delete(callId);
         }
       }
       case "POST calls/:arg/cancel": {
-        const controller = hosted.calls.get(decodeURIComponent(arg ?? ""));
+        const controller = hosted.calls.get(decodePart(arg));
         controller?.abort(new ToolbeltError("ECANCELLED", "the call was cancelled over HTTP"));
         return sendJson(res, controller ? 200 : 404, { cancelled: !!controller });
       }
@@ -259,7 +285,7 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         return sendJson(res, 201, answer);
       }
       case "PUT attach/:arg": {
-        const attachment = hosted.hub.update(decodeURIComponent(arg ?? ""), await readJson(req));
+        const attachment = hosted.hub.update(decodePart(arg), await readJson(req));
         return sendJson(res, 200, {
           attachment_id: attachment.id,
           last_seq: hosted.buffer.at(-1)?.seq ?? -1,
@@ -267,14 +293,22 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         });
       }
       case "DELETE attach/:arg": {
-        hosted.hub.detach(decodeURIComponent(arg ?? ""));
+        hosted.hub.detach(decodePart(arg));
         return sendJson(res, 200, { detached: true });
       }
       case "POST client-results": {
-        const body = (await readJson(req)) as { call_id?: unknown; result?: unknown };
-        if (typeof body?.call_id !== "string")
-          throw new HttpError(400, "EINVAL_INPUT", "client-results need {call_id, result}");
-        if (!hosted.hub.resolve(body.call_id, body.result))
+        const body = (await readJson(req)) as {
+          attachment_id?: unknown;
+          call_id?: unknown;
+          result?: unknown;
+        };
+        if (typeof body?.call_id !== "string" || typeof body.attachment_id !== "string")
+          throw new HttpError(
+            400,
+            "EINVAL_INPUT",
+            "client-results need {attachment_id, call_id, result}: the attachment the call was sent to",
+          );
+        if (!hosted.hub.resolve(body.call_id, body.result, body.attachment_id))
           throw new HttpError(
             404,
             "ENOENT",
@@ -288,13 +322,13 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         const body = (await readJson(req)) as { approved?: unknown };
         if (typeof body?.approved !== "boolean")
           throw new HttpError(400, "EINVAL_INPUT", "approvals need {approved: boolean}");
-        const requestId = decodeURIComponent(arg ?? "");
+        const requestId = decodePart(arg);
         if (!hosted.pending.answerApproval(requestId, body.approved))
           throw new HttpError(404, "ENOENT", `no approval ${requestId} is waiting`);
         return sendJson(res, 200, { ok: true });
       }
       case "POST questions/:arg": {
-        const questionId = decodeURIComponent(arg ?? "");
+        const questionId = decodePart(arg);
         const waiting = hosted.pending.list().questions.find((q) => q.question_id === questionId);
         if (!waiting) throw new HttpError(404, "ENOENT", `no question ${questionId} is waiting`);
         const checked = checkQuestionResponse(waiting, await readJson(req));
@@ -376,7 +410,24 @@ function openStream(
 }
 
 function writeEvent(res: ServerResponse, event: ToolbeltEvent): void {
-  res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+  writeData(res, event.seq, JSON.stringify(event));
+}
+
+function writeData(res: ServerResponse, seq: number, data: string): void {
+  res.write(`id: ${seq}\ndata: ${data}\n\n`);
+}
+
+/** One path segment, percent-decoded; a malformed escape is the caller's mistake (400), not ours. */
+function decodePart(part: string | undefined): string {
+  try {
+    return decodeURIComponent(part ?? "");
+  } catch {
+    throw new HttpError(
+      400,
+      "EINVAL_INPUT",
+      `malformed percent-encoding in the path: ${part?.slice(0, 100)}`,
+    );
+  }
 }
 
 function authorised(req: IncomingMessage, url: URL, token: string): boolean {
