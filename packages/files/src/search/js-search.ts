@@ -1,6 +1,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
+import { BudgetedWorker } from "@toolbelt/core";
 import { sniffBom } from "../text-decode.js";
-import { makeOverride, walkFiles } from "../walk.js";
+import { makeOverride, type WalkedFile, walkFiles } from "../walk.js";
+import { ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
 import type { CompiledQuery } from "./regex.js";
 import { collectionBound, type EngineResult, type FileMatches, type LineMatch } from "./results.js";
 
@@ -17,85 +19,18 @@ export type JsSearch = {
   signal?: AbortSignal;
 };
 
-const LONE_CR_OR_SEPARATOR = /\r(?!\n)|[\u2028\u2029]/;
-
-function stripCr(line: string): string {
-  return line.endsWith("\r") ? line.slice(0, -1) : line;
-}
-
-/** Line-by-line: the exact reference semantics, used when the fast scan could differ. */
-function searchLines(text: string, query: CompiledQuery): LineMatch[] {
-  const out: LineMatch[] = [];
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (query.line.test(line)) out.push({ line: i + 1, text: stripCr(line) });
-  }
-  return out;
-}
+const inProcess = matchProgram();
 
 /**
- * Scans the whole text with a global multiline regex and verifies each candidate line on its own,
- * so a match that ran across a newline or leaned on JS's wider `^`/`$` never counts.
+ * Searches one file's bytes on this thread; undefined when it is binary (a NUL byte), as ripgrep
+ * skips it. For tests and trusted callers: the tool runs the same matching in the search worker.
  */
-function scanText(text: string, query: CompiledQuery): LineMatch[] {
-  if (LONE_CR_OR_SEPARATOR.test(text)) return searchLines(text, query);
-  const out: LineMatch[] = [];
-  const re = query.scan;
-  re.lastIndex = 0;
-  let lineNo = 1;
-  let counted = 0;
-  while (re.lastIndex <= text.length) {
-    const m = re.exec(text);
-    if (!m) break;
-    const lineStart = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
-    let lineEnd = text.indexOf("\n", m.index);
-    if (lineEnd === -1) lineEnd = text.length;
-    // Count newlines between the previous counted point and this line.
-    for (let p = text.indexOf("\n", counted); p !== -1 && p < lineStart; p = text.indexOf("\n", p + 1))
-      lineNo++;
-    counted = lineStart;
-    const line = text.slice(lineStart, lineEnd);
-    if (lineStart < text.length && query.line.test(line)) out.push({ line: lineNo, text: stripCr(line) });
-    re.lastIndex = lineEnd + 1;
-  }
-  return out;
-}
-
-/** Searches raw UTF-8 bytes for the required literal and decodes only the lines around hits. */
-function searchBytes(buf: Buffer, bomLength: number, query: CompiledQuery): LineMatch[] {
-  const literal = query.literal as Buffer;
-  const out: LineMatch[] = [];
-  let hit = buf.indexOf(literal, bomLength);
-  if (hit === -1) return out;
-  let lineNo = 1;
-  let counted = 0;
-  while (hit !== -1) {
-    const lineStart = hit === 0 ? 0 : buf.lastIndexOf(10, hit - 1) + 1;
-    let lineEnd = buf.indexOf(10, hit);
-    if (lineEnd === -1) lineEnd = buf.length;
-    for (let p = buf.indexOf(10, counted); p !== -1 && p < lineStart; p = buf.indexOf(10, p + 1)) lineNo++;
-    counted = lineStart;
-    const line = buf.toString("utf8", Math.max(lineStart, bomLength), lineEnd);
-    if (query.line.test(line)) out.push({ line: lineNo, text: stripCr(line) });
-    if (lineEnd >= buf.length) break;
-    hit = buf.indexOf(literal, lineEnd + 1);
-  }
-  return out;
-}
-
-/** Searches one file's bytes; undefined when it is binary (a NUL byte), as ripgrep skips it. */
 export function searchBuffer(buf: Buffer, query: CompiledQuery): LineMatch[] | undefined {
   const bom = sniffBom(buf);
-  if (bom.encoding === "utf-16le" || bom.encoding === "utf-16be") {
-    const text = new TextDecoder(bom.encoding).decode(buf.subarray(bom.length));
-    if (text.includes("\0")) return undefined;
-    return scanText(text, query);
-  }
-  if (buf.indexOf(0) !== -1) return undefined;
-  if (query.literal) return searchBytes(buf, bom.length, query);
-  return scanText(buf.toString("utf8", bom.length), query);
+  const encoding = bom.encoding === "utf-8-bom" ? "utf-8" : bom.encoding;
+  const data = buf.subarray(bom.length);
+  const [result] = inProcess({ query: query.spec, data, files: [0, data.length, ENCODING_CODE[encoding]] });
+  return result ?? undefined;
 }
 
 /** Bytes read first: a NUL in them marks a binary file, whose rest is never read. */
@@ -139,37 +74,166 @@ function readUnlessBinary(abs: string): Buffer | undefined {
 const SCRATCH_KEEP = 4 * 1024 * 1024;
 let scratch = Buffer.allocUnsafe(1024 * 1024);
 
-/** The JS engine: the shared walker, each file read and searched as the walk reaches it. */
+/** Text handed to the worker per request: big enough to amortise the hand-off, small enough to budget. */
+const BATCH_BYTES = 1024 * 1024;
+/** Requests in flight: one being matched while the next is read, so both cores work. */
+const MAX_IN_FLIGHT = 2;
+/** Main-thread slice between yields to the event loop (as the walker's). */
+const SLICE_MS = 8;
+
+/**
+ * The regex budget of one request: generous for any pattern that runs in linear or near-linear time
+ * (irregexp does hundreds of MB/s), hopeless for catastrophic backtracking.
+ */
+export const SEARCH_BUDGET_BASE_MS = 2000;
+export const SEARCH_BUDGET_PER_MIB_MS = 1000;
+
+export function searchBudgetMs(bytes: number): number {
+  return SEARCH_BUDGET_BASE_MS + Math.ceil((bytes / (1024 * 1024)) * SEARCH_BUDGET_PER_MIB_MS);
+}
+
+let worker: BudgetedWorker | undefined;
+
+type Batch = { buf: Buffer; used: number; rels: string[]; files: number[] };
+
+function newBatch(atLeast = 0): Batch {
+  // Its own ArrayBuffer (never Node's shared pool), so it can be moved into the worker.
+  return { buf: Buffer.allocUnsafeSlow(Math.max(BATCH_BYTES, atLeast)), used: 0, rels: [], files: [] };
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function kib(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * The JS engine: the shared walker lists files, this thread reads them (and drops those without the
+ * required literal), and the regex matching runs in a worker under a time budget, so no pattern can
+ * hold the event loop or outlive its budget.
+ */
 export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
   const bound = collectionBound(search.maxMatches);
   const files: FileMatches[] = [];
   let total = 0;
-  const searchFile = (abs: string, rel: string): boolean => {
+  let stop = false;
+  let failure: unknown;
+  worker ??= new BudgetedWorker(`(${String(matchProgram)})()`);
+  const matcher = worker;
+  const inFlight: Array<Promise<void>> = [];
+  let batch = newBatch();
+
+  const send = (b: Batch): Promise<void> => {
+    const data = new Uint8Array(b.buf.buffer, b.buf.byteOffset, b.used);
+    const budgetMs = searchBudgetMs(b.used);
+    const shown = b.rels.slice(0, 3).join(", ") + (b.rels.length > 3 ? `, … (${b.rels.length} files)` : "");
+    return matcher
+      .run<MatchResponse>(
+        { query: search.query.spec, data, files: b.files },
+        {
+          budgetMs,
+          timeoutMessage: `the regex did not finish within its budget of ${budgetMs} ms (${SEARCH_BUDGET_BASE_MS} ms + ${SEARCH_BUDGET_PER_MIB_MS} ms per MiB) over ${kib(b.used)} of text in ${shown}: it backtracks catastrophically (nested quantifiers such as (a+)+, overlapping alternatives such as (a|aa)+, or a repeated group of .*). Rewrite it without the nesting, or use the ripgrep engine, whose matching is linear`,
+          transfer: [b.buf.buffer as ArrayBuffer],
+          ...(search.signal ? { signal: search.signal } : {}),
+        },
+      )
+      .then((results) => {
+        results.forEach((matches, i) => {
+          if (!matches?.length || stop) return;
+          files.push({ path: b.rels[i] as string, matches });
+          total += matches.length;
+          if (total >= bound) stop = true;
+        });
+      })
+      .catch((error: unknown) => {
+        failure ??= error;
+        stop = true;
+      });
+  };
+
+  const flush = () => {
+    if (batch.rels.length === 0) return;
+    inFlight.push(send(batch));
+    batch = newBatch();
+  };
+
+  const addFile = (abs: string, rel: string) => {
     let buf: Buffer | undefined;
     try {
       buf = readUnlessBinary(abs);
     } catch {
-      return true;
+      return;
     }
-    if (!buf) return true;
-    const matches = searchBuffer(buf, search.query);
-    if (!matches?.length) return true;
-    files.push({ path: rel, matches });
-    total += matches.length;
-    return total < bound;
+    if (!buf) return;
+    const bom = sniffBom(buf);
+    const encoding = bom.encoding === "utf-8-bom" ? "utf-8" : bom.encoding;
+    const literal = search.query.literal;
+    // A file without the literal every match needs cannot match: it never leaves this thread.
+    if (literal && encoding === "utf-8" && buf.indexOf(literal, bom.length) === -1) return;
+    const length = buf.length - bom.length;
+    if (batch.used > 0 && batch.used + length > batch.buf.length) flush();
+    if (length > batch.buf.length) batch = newBatch(length);
+    buf.copy(batch.buf, batch.used, bom.length);
+    batch.files.push(batch.used, batch.used + length, ENCODING_CODE[encoding]);
+    batch.rels.push(rel);
+    batch.used += length;
+    if (batch.used >= BATCH_BYTES) flush();
   };
+
   if (search.isFile) {
-    searchFile(search.start, search.fileRel ?? search.start);
+    addFile(search.start, search.fileRel ?? search.start);
+  } else {
+    const queue: WalkedFile[] = [];
+    let head = 0;
+    let walked = false;
+    let wake: (() => void) | undefined;
+    const walking = walkFiles(
+      {
+        root: search.root,
+        start: search.start,
+        ...(search.include ? { override: makeOverride(search.include) } : {}),
+        ...(search.signal ? { signal: search.signal } : {}),
+      },
+      (file) => {
+        queue.push(file);
+        wake?.();
+        return !stop;
+      },
+    ).finally(() => {
+      walked = true;
+      wake?.();
+    });
+    walking.catch(() => {});
+    while (!stop) {
+      if (head >= queue.length) {
+        if (walked) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+        continue;
+      }
+      const sliceEnd = performance.now() + SLICE_MS;
+      while (head < queue.length && !stop && inFlight.length < MAX_IN_FLIGHT) {
+        const file = queue[head++] as WalkedFile;
+        addFile(file.abs, file.rel);
+        if (performance.now() > sliceEnd) break;
+      }
+      if (head > 4096) {
+        queue.splice(0, head);
+        head = 0;
+      }
+      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
+      else await yieldToLoop();
+    }
+    if (!stop && !failure) flush();
+    await Promise.all(inFlight);
+    await walking;
+    if (failure) throw failure;
     return { files, stoppedEarly: total >= bound };
   }
-  await walkFiles(
-    {
-      root: search.root,
-      start: search.start,
-      ...(search.include ? { override: makeOverride(search.include) } : {}),
-      ...(search.signal ? { signal: search.signal } : {}),
-    },
-    (file) => searchFile(file.abs, file.rel),
-  );
+  flush();
+  await Promise.all(inFlight);
+  if (failure) throw failure;
   return { files, stoppedEarly: total >= bound };
 }

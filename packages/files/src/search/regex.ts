@@ -1,4 +1,5 @@
 import { ToolbeltError } from "@toolbelt/core";
+import type { QuerySpec } from "./match-program.js";
 
 /** A query compiled for the JS engine: one regex for a single line, one for scanning whole files. */
 export type CompiledQuery = {
@@ -6,6 +7,8 @@ export type CompiledQuery = {
   scan: RegExp;
   /** A string every match contains, searched in raw bytes before anything is decoded. */
   literal: Buffer | undefined;
+  /** The same, as the search worker rebuilds it. */
+  spec: QuerySpec;
 };
 
 const FLAG_GROUP = /^\(\?([imsx]+)\)/;
@@ -213,5 +216,10 @@ export function compileQuery(query: string): CompiledQuery {
     );
   }
   const lit = ignoreCase ? undefined : requiredLiteral(source);
-  return { line, scan, literal: lit ? Buffer.from(lit, "utf8") : undefined };
+  return {
+    line,
+    scan,
+    literal: lit ? Buffer.from(lit, "utf8") : undefined,
+    spec: { line: [line.source, line.flags], scan: [scan.source, scan.flags], literal: lit ?? null },
+  };
 }
