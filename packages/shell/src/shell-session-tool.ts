@@ -1,4 +1,4 @@
-import { defineTool, ToolbeltError } from "@toolbelt/core";
+import { defineTool, ToolbeltError, testLinesSafely } from "@toolbelt/core";
 import { z } from "zod";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
@@ -83,18 +83,36 @@ function linesBetween(shell: BackgroundShell, from: number, to: number): string[
  * anyway? Each call scans only what arrived since the previous one (plus the line in progress),
  * so a flood during a long wait costs linear time.
  */
-function lineMatcher(shell: BackgroundShell, re: RegExp, maxChars: number): (since: number) => boolean {
+function lineMatcher(shell: BackgroundShell, filter: Filter, maxChars: number): (since: number) => boolean {
   let scanned: number | undefined;
   return (since) => {
+    if (filter.failed) return true;
     const begin = Math.max(since, shell.log.start);
     const windowEnd = Math.min(shell.log.end, begin + maxChars);
     if (shell.log.end - begin >= maxChars) return true;
-    const found = linesBetween(shell, Math.max(scanned ?? begin, begin), windowEnd).some((line) =>
-      re.test(line),
-    );
+    const lines = linesBetween(shell, Math.max(scanned ?? begin, begin), windowEnd);
     scanned = windowEnd;
-    return found;
+    try {
+      return matchLines(filter, lines).length > 0;
+    } catch (error) {
+      // Over budget: end the wait now; the reply is the error.
+      filter.failed = error;
+      return true;
+    }
   };
+}
+
+/**
+ * A filter and, once it has run out of its regex budget, that error: a pattern that backtracks
+ * catastrophically is given one budget per call, not one per check.
+ */
+type Filter = { source: string; re: RegExp; failed?: unknown };
+
+/** The lines the filter keeps, matched off the main thread under REGEX_BUDGET_MS. */
+function matchLines(filter: Filter, lines: string[]): string[] {
+  if (filter.failed) throw filter.failed;
+  const keep = testLinesSafely(filter.re, lines, { what: "filter" });
+  return lines.filter((_line, i) => keep[i]);
 }
 
 function view(
@@ -102,12 +120,15 @@ function view(
   operation: ShellSessionView["operation"],
   from: number,
   maxChars: number,
-  filter: { source: string; re: RegExp } | undefined,
+  filter: Filter | undefined,
 ): ShellSessionView {
   const log = shell.log;
   const begin = Math.min(Math.max(from, log.start), log.end);
   const missed = from < log.start ? log.start - from : 0;
   const end = Math.min(log.end, begin + maxChars);
+  // Filtered before the cursor moves: a filter over its budget leaves the output unread.
+  const lines = filter && begin < end ? linesBetween(shell, begin, end) : [];
+  const matched = filter ? matchLines(filter, lines) : [];
   shell.readCursor = end;
   shell.lastActivity = Date.now();
   const result: ShellSessionView = {
@@ -128,8 +149,6 @@ function view(
   if (missed > 0) result.missed_characters = missed;
   if (log.end > end) result.remaining_characters = log.end - end;
   if (filter) {
-    const lines = begin < end ? linesBetween(shell, begin, end) : [];
-    const matched = lines.filter((line) => filter.re.test(line));
     result.output = matched.join("\n");
     result.filter = filter.source;
     result.matched_lines = matched.length;
@@ -177,11 +196,11 @@ export const shellSessionTool = defineTool({
       });
     }
     const shell = state.get(input.shell_id);
-    const filter =
+    const filter: Filter | undefined =
       input.filter === undefined ? undefined : { source: input.filter, re: compileFilter(input.filter) };
     const from = input.cursor ?? shell.readCursor;
     const maxChars = ctx.limits.shellOutputMaxChars;
-    const ready = filter ? lineMatcher(shell, filter.re, maxChars) : undefined;
+    const ready = filter ? lineMatcher(shell, filter, maxChars) : undefined;
 
     if (input.operation === "kill") {
       await shell.kill();
