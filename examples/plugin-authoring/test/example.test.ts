@@ -27,7 +27,7 @@ describe("examples/plugin-authoring", () => {
     writeFileSync(path.join(root, "a.txt"), "one two\nthree\n");
     const result = spawnSync(
       process.execPath,
-      [bin, "run", "word_count", "--root", root, "--input", '{"path":"a.txt"}'],
+      [bin, "run", "word_count", "--trust", "--root", root, "--input", '{"path":"a.txt"}'],
       {
         encoding: "utf8",
       },

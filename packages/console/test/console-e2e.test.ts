@@ -93,7 +93,7 @@ type Server = { url: string; process: ChildProcess };
 async function startServer(root: string): Promise<Server> {
   const child = spawn(
     process.execPath,
-    [bin, "serve", "--http", "--root", root, "--port", "0", "--token", TOKEN],
+    [bin, "serve", "--http", "--trust", "--root", root, "--port", "0", "--token", TOKEN],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -326,7 +326,7 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
   });
 
   it("replays a transcript written by toolbelt exec --events", async () => {
-    const exec = spawn(process.execPath, [bin, "exec", "--events", "--root", root], {
+    const exec = spawn(process.execPath, [bin, "exec", "--events", "--trust", "--root", root], {
       stdio: ["pipe", "pipe", "pipe"],
     });
     let transcript = "";

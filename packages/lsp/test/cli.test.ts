@@ -47,7 +47,8 @@ describe.skipIf(!built)("toolbelt CLI with the lsp family", { timeout: 120_000 }
       }),
     });
     try {
-      const result = toolbelt(["doctor", "--root", root, "--format", "json"]);
+      // --trust: a language-server command from configs/app.json counts only for a trusted project.
+      const result = toolbelt(["doctor", "--trust", "--root", root, "--format", "json"]);
       expect(result.status).toBe(0);
       const report = JSON.parse(result.stdout) as Array<{
         family: string;

@@ -47,7 +47,10 @@ function project(
 type Run = { code: number | null; stdout: string; stderr: string };
 function run(args: string[], stdin = "", env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [...nodeArgs, BIN, ...args], { env: { ...process.env, ...env } });
+    // The projects here are the test's own: trusted, so their .mcp.json servers start.
+    const child = spawn(node, [...nodeArgs, BIN, ...args], {
+      env: { ...process.env, TOOLBELT_TRUST: "1", ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => {

@@ -11,6 +11,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** A project with its own configs/app.json; runs on it pass --trust where the config loads plugins. */
 function withConfig(config: unknown): string {
   const dir = tempRoot();
   mkdirSync(path.join(dir, "configs"));
@@ -72,15 +73,25 @@ describe("toolbelt CLI", () => {
     });
     const file = path.join(dir, "input.json");
     writeFileSync(file, JSON.stringify({ name: "file" }));
-    const fromFile = await cli(["run", "greet", "--root", dir, "--input-file", file]);
+    const fromFile = await cli(["run", "greet", "--trust", "--root", dir, "--input-file", file]);
     expect(JSON.parse(fromFile.stdout)).toEqual({ kind: "greeting", text: "hello file" });
-    const fromStdin = await cli(["run", "greet", "--root", dir, "--input", "-"], {
+    const fromStdin = await cli(["run", "greet", "--trust", "--root", dir, "--input", "-"], {
       input: '{"name":"stdin"}',
     });
     expect(JSON.parse(fromStdin.stdout)).toEqual({ kind: "greeting", text: "hello stdin" });
-    const text = await cli(["run", "greet", "--root", dir, "--input", '{"name":"t"}', "--format", "text"]);
+    const text = await cli([
+      "run",
+      "greet",
+      "--trust",
+      "--root",
+      dir,
+      "--input",
+      '{"name":"t"}',
+      "--format",
+      "text",
+    ]);
     expect(text.stdout).toContain("hello t");
-    const invalid = await cli(["run", "greet", "--root", dir, "--input", '{"name":""}']);
+    const invalid = await cli(["run", "greet", "--trust", "--root", dir, "--input", '{"name":""}']);
     expect(invalid.code).toBe(1);
     expect(JSON.parse(invalid.stdout)).toMatchObject({ code: "EINVAL_INPUT", field: "name" });
     rmSync(dir, { recursive: true, force: true });
@@ -116,7 +127,7 @@ describe("toolbelt CLI", () => {
       '{"tool":"greet","input":{"name":"b"}}',
       "",
     ].join("\n");
-    const result = await cli(["exec", "--root", dir], { input });
+    const result = await cli(["exec", "--trust", "--root", dir], { input });
     const lines = jsonLines(result.stdout);
     expect(lines).toHaveLength(4);
     expect(lines[0]).toEqual({ id: "1", tool: "greet", result: { kind: "greeting", text: "hello a" } });
@@ -131,7 +142,7 @@ describe("toolbelt CLI", () => {
     const dir = withConfig({
       plugins: [path.join(REPO, "packages/toolbelt/test/__fixtures__/greet-plugin.mjs")],
     });
-    const result = await cli(["exec", "--root", dir, "--events"], {
+    const result = await cli(["exec", "--trust", "--root", dir, "--events"], {
       input: '{"id":"g","tool":"greet","input":{"name":"e"}}\n',
     });
     const lines = jsonLines(result.stdout);
@@ -154,6 +165,7 @@ describe("toolbelt CLI", () => {
     const child = spawn(process.execPath, [
       path.join(REPO, "packages/toolbelt/dist/bin.js"),
       "exec",
+      "--trust",
       "--root",
       dir,
     ]);
@@ -192,7 +204,7 @@ describe("toolbelt CLI", () => {
     writeFileSync(path.join(dir, "old.mjs"), "export default { name: 'old', apiVersion: 0, tools: [] };\n");
     mkdirSync(path.join(dir, "configs"));
     writeFileSync(path.join(dir, "configs", "app.json"), JSON.stringify({ plugins: ["./old.mjs"] }));
-    const result = await cli(["tools", "--root", dir]);
+    const result = await cli(["tools", "--trust", "--root", dir]);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ code: "EPLUGIN" });
     expect(result.stdout).toContain("plugin API 0");

@@ -107,10 +107,11 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
   const tools = async (root: string, format: string, extra: string[] = []): Promise<never> => {
     if (extra.length === 0)
       return JSON.parse(
-        (await run(process.execPath, [BIN, "tools", "--root", root, "--format", format])).stdout,
+        (await run(process.execPath, [BIN, "tools", "--trust", "--root", root, "--format", format])).stdout,
       ) as never;
     const session = await createToolbelt({
       root,
+      trustProject: true,
       ...(extra[0] === "--profile" ? { profile: extra[1] } : { model: extra[1] }),
     });
     try {
@@ -225,7 +226,7 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
 
   it("openai: a call shaped by the strict schema (null for each left-out optional) is accepted by the tool", async () => {
     await fs.writeFile(path.join(hard, "a.txt"), "one\ntwo\n");
-    const session = await createToolbelt({ root: hard });
+    const session = await createToolbelt({ root: hard, trustProject: true });
     try {
       const strict = new Map(session.bind().tools.map((t) => [t.name, toOpenAITool(t).parameters]));
       // Strict mode makes the model send every property; left-out optionals arrive as null.

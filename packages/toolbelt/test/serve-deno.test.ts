@@ -30,7 +30,7 @@ describe.skipIf(!HAVE_DENO || !BUILT)(
       await client.connect(
         new StdioClientTransport({
           command: DENO,
-          args: ["run", "-A", BIN, "serve", "--mcp", "--root", root],
+          args: ["run", "-A", BIN, "serve", "--mcp", "--trust", "--root", root],
           cwd: REPO,
           stderr: "pipe",
         }),
@@ -57,7 +57,7 @@ describe.skipIf(!HAVE_DENO || !BUILT)(
     it("serves HTTP: token, calls and a client-brought tool", async () => {
       const child = spawn(
         DENO,
-        ["run", "-A", BIN, "serve", "--http", "--port", "0", "--root", root, "--token", "deno"],
+        ["run", "-A", BIN, "serve", "--http", "--trust", "--port", "0", "--root", root, "--token", "deno"],
         {
           cwd: REPO,
           stdio: ["ignore", "pipe", "pipe"],

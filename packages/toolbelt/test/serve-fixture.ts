@@ -72,10 +72,15 @@ export type HttpProcess = { child: ChildProcess; url: string; token: string; sto
 /** Starts the built `toolbelt serve --http` on a free port and reads its URL and token. */
 export async function startHttp(root: string, extra: string[] = []): Promise<HttpProcess> {
   const port = extra.includes("--port") ? [] : ["--port", "0"];
-  const child = spawn(process.execPath, [BIN, "serve", "--http", ...port, "--root", root, ...extra], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, TOOLBELT_TOKEN: "" },
-  });
+  // --trust: the fixture project loads its plugin from configs/app.json.
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", "--http", "--trust", ...port, "--root", root, ...extra],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TOOLBELT_TOKEN: "" },
+    },
+  );
   let out = "";
   let err = "";
   child.stderr?.on("data", (d: Buffer) => {

@@ -25,7 +25,7 @@ async function connect(
   );
   const transport = new StdioClientTransport({
     command: options.command ?? process.execPath,
-    args: options.args ?? [BIN, "serve", "--mcp", "--root", root],
+    args: options.args ?? [BIN, "serve", "--mcp", "--trust", "--root", root],
     stderr: "pipe",
   });
   await client.connect(transport);
@@ -171,7 +171,7 @@ describe.skipIf(!BUILT)("toolbelt serve --mcp (real MCP SDK client over stdio)",
   it("binds the profile's names with --profile", async () => {
     const plain = await connect(root);
     const mewbo = await connect(root, {
-      args: [BIN, "serve", "--mcp", "--root", root, "--profile", "mewbo"],
+      args: [BIN, "serve", "--mcp", "--trust", "--root", root, "--profile", "mewbo"],
     });
     try {
       const names = (await plain.listTools()).tools.map((t) => t.name);
