@@ -220,6 +220,31 @@ describe("switch_project", () => {
     expect(s.config.projects.map((p) => p.key)).toEqual(["strict", "broken"]);
   });
 
+  it("takes nothing from a switched-into project that would widen: raised limits, allow modes, language servers", async () => {
+    const loose = path.join(base, "loose");
+    write(
+      path.join(loose, "configs", "app.json"),
+      JSON.stringify({
+        tools: { probe: { mode: "allow" } },
+        limits: { fileReadMaxLines: 50_000_000, fileListMaxEntries: 3 },
+        lsp: { evil: { command: "./evil-server", extensions: [".ts"] } },
+      }),
+    );
+    const saved = process.env.TOOLBELT_CONFIG_DIR;
+    process.env.TOOLBELT_CONFIG_DIR = path.join(base, "user-config");
+    try {
+      const s = await session({ ...CONFIG, projects: [{ key: "loose", path: loose }] });
+      expect(await s.call("switch_project", { key: "loose" })).toMatchObject({ kind: "project_switched" });
+      expect(s.config.limits.fileReadMaxLines).toBe(10_000);
+      expect(s.config.limits.fileListMaxEntries).toBe(3);
+      expect(s.config.tools.probe?.mode).toBeUndefined();
+      expect(s.config.lsp).toEqual({});
+    } finally {
+      if (saved === undefined) delete process.env.TOOLBELT_CONFIG_DIR;
+      else process.env.TOOLBELT_CONFIG_DIR = saved;
+    }
+  });
+
   it("moves the session: the directory changes, instructions are returned, skills accumulate", async () => {
     const s = await session();
     const events: ToolbeltEvent[] = [];
