@@ -44,7 +44,7 @@ describe("events", () => {
   it("exports every event type as JSON Schema", () => {
     const schema = JSON.stringify(eventJsonSchema());
     for (const type of EVENT_TYPES) expect(schema).toContain(`"${type}"`);
-    expect(EVENT_TYPES).toHaveLength(13);
-    expect(eventSchema.options).toHaveLength(13);
+    expect(EVENT_TYPES).toHaveLength(14);
+    expect(eventSchema.options).toHaveLength(14);
   });
 });

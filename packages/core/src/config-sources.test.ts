@@ -1,0 +1,181 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseConfig } from "./config.js";
+import { loadTrustedConfig, mergeLayers, untrustedPart } from "./config-sources.js";
+import { addTrustedProject, listTrustedProjects, projectTrust, removeTrustedProject } from "./trust-store.js";
+
+const dirs: string[] = [];
+function temp(prefix = "tb-trust-unit-"): string {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const keys = (ignored: Array<{ key: string }>) => ignored.map((i) => i.key);
+
+describe("untrustedPart", () => {
+  const base = parseConfig({});
+
+  it("keeps what tightens or is neutral", () => {
+    const value = {
+      agent: { edit_tool: "structured_patch", shell_sandbox: "required", tool_search: "on", mode: "plan" },
+      tools: {
+        shell: { mode: "deny" },
+        files: { allowlist: ["^src/"], enabled: false },
+        read_file: { mode: "ask" },
+      },
+      limits: { fileReadMaxLines: 50 },
+    };
+    const { allowed, ignored } = untrustedPart(value, base, "p");
+    expect(ignored).toEqual([]);
+    expect(allowed).toEqual(value);
+  });
+
+  it("drops what runs code or loosens policy, saying why", () => {
+    const { allowed, ignored } = untrustedPart(
+      {
+        plugins: ["./evil.mjs"],
+        mcpServers: { x: { command: "x" } },
+        lsp: { y: { command: "y" } },
+        projects: [{ path: "/" }],
+        agent: {
+          shell_sandbox: "off",
+          shell_sandbox_allowed_paths: ["/home"],
+          workspace_mode: "auto",
+          shell_env: { allow: ["AWS_*"], deny: ["FOO"] },
+          shell_max_processes: 100_000,
+        },
+        tools: { shell: { mode: "allow" }, search: { engine: "js" } },
+        limits: { fileWriteMaxBytes: 1e12 },
+      },
+      base,
+      "configs/app.json",
+    );
+    expect(keys(ignored).sort()).toEqual(
+      [
+        "plugins",
+        "mcpServers.x",
+        "lsp.y",
+        "projects",
+        "agent.shell_sandbox",
+        "agent.shell_sandbox_allowed_paths",
+        "agent.workspace_mode",
+        "agent.shell_env.allow",
+        "agent.shell_max_processes",
+        "tools.shell.mode",
+        "tools.search.engine",
+        "limits.fileWriteMaxBytes",
+      ].sort(),
+    );
+    expect(ignored.every((i) => i.source === "configs/app.json" && i.why.length > 0)).toBe(true);
+    // deny in shell_env tightens, so it stays.
+    expect(allowed.agent).toEqual({ shell_env: { deny: ["FOO"] } });
+  });
+
+  it("weighs each key against what the user set, not against the defaults", () => {
+    const user = parseConfig({
+      agent: { shell_sandbox: "off", shell_sandbox_allowed_paths: ["/a", "/b"] },
+      tools: { shell: { mode: "allow" }, files: { allowlist: ["^src/"] }, lsp: { mode: "deny" } },
+    });
+    const { allowed, ignored } = untrustedPart(
+      {
+        agent: { shell_sandbox: "best-effort", shell_sandbox_allowed_paths: ["/a"] },
+        tools: { shell: { mode: "allow" }, files: { allowlist: [".*"] }, lsp_hover: { mode: "ask" } },
+      },
+      user,
+      "p",
+    );
+    // Tighter than the user's own choice, or the same: kept.
+    expect(allowed.agent).toEqual({ shell_sandbox: "best-effort", shell_sandbox_allowed_paths: ["/a"] });
+    expect((allowed.tools as Record<string, unknown>).shell).toEqual({ mode: "allow" });
+    // Replacing the user's allowlist, or asking on a tool whose family the user denied: dropped.
+    expect(keys(ignored)).toEqual(["tools.files.allowlist", "tools.lsp_hover.mode"]);
+  });
+
+  it("true and false shell_sandbox mean best-effort and off", () => {
+    expect(keys(untrustedPart({ agent: { shell_sandbox: false } }, parseConfig({}), "p").ignored)).toEqual([
+      "agent.shell_sandbox",
+    ]);
+    const required = parseConfig({ agent: { shell_sandbox: "required" } });
+    expect(keys(untrustedPart({ agent: { shell_sandbox: true } }, required, "p").ignored)).toEqual([
+      "agent.shell_sandbox",
+    ]);
+  });
+});
+
+describe("mergeLayers", () => {
+  it("merges in order; a later trusted layer may loosen what an untrusted one could not", () => {
+    const { config, ignored } = mergeLayers([
+      { value: { limits: { fileReadMaxLines: 100 } }, source: "user", trusted: true },
+      {
+        value: { limits: { fileReadMaxLines: 500 }, tools: { shell: { mode: "allow" } } },
+        source: "p",
+        trusted: false,
+      },
+      { value: { tools: { shell: { mode: "allow" } } }, source: "--config", trusted: true },
+    ]);
+    expect(config.limits.fileReadMaxLines).toBe(100);
+    expect(config.tools.shell?.mode).toBe("allow");
+    expect(keys(ignored)).toEqual(["limits.fileReadMaxLines", "tools.shell.mode"]);
+  });
+
+  it("still refuses an invalid untrusted file with the key named", () => {
+    expect(() => mergeLayers([{ value: { agent: { nope: 1 } }, source: "p", trusted: false }])).toThrow(
+      /agent\.nope/,
+    );
+  });
+});
+
+describe("loadTrustedConfig and the trust store", () => {
+  function project(config: unknown, mcp?: unknown): string {
+    const root = temp();
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(path.join(root, "configs/app.json"), JSON.stringify(config));
+    if (mcp) writeFileSync(path.join(root, ".mcp.json"), JSON.stringify(mcp));
+    return root;
+  }
+
+  it("reads the user's config.json as trusted and lists an untrusted .mcp.json's servers as ignored", () => {
+    const userDir = temp("tb-trust-user-");
+    writeFileSync(path.join(userDir, "config.json"), JSON.stringify({ plugins: ["./mine.mjs"] }));
+    const root = project(
+      { plugins: ["./evil.mjs"] },
+      { mcpServers: { a: { command: "a" }, b: { command: "b", disabled: true } } },
+    );
+    const { config, trust } = loadTrustedConfig(root, { userDir, env: {} });
+    expect(trust.trusted).toBe(false);
+    expect(config.plugins).toEqual([path.join(userDir, "mine.mjs")]);
+    expect(trust.ignored.map((i) => `${i.source}:${i.key}`)).toEqual([
+      "configs/app.json:plugins",
+      ".mcp.json:mcpServers.a",
+    ]);
+  });
+
+  it("applies a trusted project in full, whichever way it is trusted", () => {
+    const userDir = temp("tb-trust-user-");
+    const root = project({ plugins: ["./p.mjs"] });
+    expect(loadTrustedConfig(root, { userDir, env: {}, trust: true }).config.plugins).toEqual(["./p.mjs"]);
+    expect(loadTrustedConfig(root, { userDir, env: { TOOLBELT_TRUST: "1" } }).trust.trusted).toBe(true);
+    expect(loadTrustedConfig(root, { userDir, env: { TOOLBELT_TRUST: "0" } }).trust.trusted).toBe(false);
+  });
+
+  it("records trust by real path, covers subdirectories, and forgets on remove", async () => {
+    const userDir = temp("tb-trust-user-");
+    const root = temp();
+    mkdirSync(path.join(root, "sub"));
+    const link = path.join(temp(), "link");
+    symlinkSync(root, link);
+    expect(await addTrustedProject(link, userDir)).toBe(root);
+    expect(listTrustedProjects(userDir).map((p) => p.path)).toEqual([root]);
+    expect(projectTrust(path.join(root, "sub"), { userDir, env: {} }).trusted).toBe(true);
+    expect(projectTrust(`${root}-sibling`, { userDir, env: {} }).trusted).toBe(false);
+    expect(projectTrust(root, { userDir, env: {}, trust: false }).trusted).toBe(false);
+    expect(await removeTrustedProject(root, userDir)).toBe(true);
+    expect(projectTrust(root, { userDir, env: {} }).trusted).toBe(false);
+  });
+});
