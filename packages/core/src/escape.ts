@@ -188,23 +188,20 @@ export const ESCAPE_LEGEND =
 export type Elided = { head: string; tail: string; hidden: number };
 
 /** An escape or `␠×N` token starting at `i`, which a cut must not split. */
-const TOKEN = /\\(?:u\{[0-9A-F]+\}|x[0-9A-F]{2}|.)|␠×\d+/y;
+const TOKEN = /\\(?:u\{[0-9A-F]+\}|x[0-9A-F]{2}|.)|␠×\d+/uy;
 
-function tokenEndCovering(text: string, cut: number): number {
-  // Tokens are at most a dozen characters long: look back that far for one spanning the cut.
-  for (let start = Math.max(0, cut - 12); start < cut; start++) {
-    TOKEN.lastIndex = start;
+/** Where a cut at `cut` may fall: the start of the token spanning it, or `cut` itself. */
+function safeCut(text: string, cut: number): number {
+  // Scanned from the start: only a scan from the left knows which backslashes pair up. Steps are
+  // whole code points, so no cut splits a surrogate pair either.
+  for (let i = 0; i < cut; ) {
+    TOKEN.lastIndex = i;
     const m = TOKEN.exec(text);
-    if (m && start + m[0].length > cut) return start;
+    const end = m ? i + m[0].length : i + ((text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1);
+    if (end > cut) return i;
+    i = end;
   }
   return cut;
-}
-
-function safeCut(text: string, cut: number): number {
-  let at = tokenEndCovering(text, cut);
-  const code = text.charCodeAt(at - 1);
-  if (code >= 0xd800 && code <= 0xdbff) at -= 1;
-  return at;
 }
 
 /**
