@@ -54,7 +54,15 @@ function resolveLenient(absolute: string): { real: string; exists: boolean } {
     if (hops > MAX_SYMLINK_HOPS) {
       throw new ToolbeltError("EPATH_ESCAPE", `too many symbolic links while resolving ${absolute}`);
     }
-    const target = readlinkSync(next);
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch (error) {
+      // A symlink swapped for a directory between the lstat and the readlink: look at it again.
+      if ((error as NodeJS.ErrnoException).code !== "EINVAL") throw error;
+      pending = [part, ...pending];
+      continue;
+    }
     const resolved = path.resolve(current, target);
     pending = [...resolved.split(path.sep).filter(Boolean), ...pending];
     current = path.sep;

@@ -127,8 +127,9 @@ async function openDirectory(target: string, shown: string): Promise<FileHandle>
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP" || code === "ENOTDIR") {
+      // A symlink there, or a directory again by now: the name changed under us. A file: a real ENOTDIR.
       const st = await fs.lstat(target).catch(() => undefined);
-      if (st?.isSymbolicLink()) throw swapped(shown, shown, "a symbolic link");
+      if (st?.isSymbolicLink() || st?.isDirectory()) throw swapped(shown, shown, "a symbolic link");
     }
     throw error;
   }
