@@ -1,3 +1,4 @@
+import { escapeText } from "./escape.js";
 import { type HeaderValue, renderText } from "./text-format.js";
 import type { Payload } from "./tool.js";
 
@@ -21,7 +22,9 @@ export function renderPayload(payload: Payload, render?: (payload: Payload) => s
     const extra = Object.entries(rest)
       .filter(([, v]) => v !== undefined && (typeof v !== "object" || v === null))
       .map(([k, v]) => [titleCase(k), v as HeaderValue] as [string, HeaderValue]);
-    return renderText([["Error", String(code)], ...extra], String(message));
+    // Messages quote paths and input: their lines stay, but no control character reaches a terminal raw.
+    const body = escapeText(String(message), { keep: "\n\t", reversible: false });
+    return renderText([["Error", String(code)], ...extra], body);
   }
   if (render) return render(payload);
   const headers: Array<[string, HeaderValue]> = [["Kind", payload.kind]];

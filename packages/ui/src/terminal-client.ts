@@ -144,7 +144,7 @@ export function terminalClient(options: TerminalClientOptions = {}): ClientInfo 
           const what = hidden
             ? `${head} … [${hidden} characters hidden, type v to view all] … ${tail}`
             : summary;
-          output.write(`\n! ${what} (${prompt.tool}, ${prompt.access})\n`);
+          output.write(`\n! ${what} (${shown(prompt.tool)}, ${shown(prompt.access)})\n`);
           for (;;) {
             const reply = (await ask(hidden ? "Allow? [y/N/v] " : "Allow? [y/N] ")).trim().toLowerCase();
             if (hidden && (reply === "v" || reply === "view")) {

@@ -89,7 +89,7 @@ function BodyView(props: { body: CardBody; card: ToolCard }): ComponentChild {
     case "pending":
       return h("p", { class: "muted" }, "Waiting for the result…");
     case "error":
-      return h("div", { class: "error-box" }, h("strong", null, body.code), " ", body.message);
+      return h("div", { class: "error-box" }, h("strong", null, body.code), " ", shownLine(body.message));
     case "text":
       return h(Pre, { text: body.text, class: "body-text file-body" });
     case "image":
@@ -158,7 +158,7 @@ function ToolCardView(props: { card: ToolCard; shells: Record<string, string> })
       h("span", { class: "chevron", "aria-hidden": "true" }, open ? "▾" : "▸"),
       h("span", { class: "tool-name" }, card.tool),
       subject ? h("span", { class: "subject", title: subject }, subject) : null,
-      h("span", { class: "outcome", title: outcome.text }, outcome.text),
+      h("span", { class: "outcome", title: shownLine(outcome.text) }, shownLine(outcome.text)),
       card.client ? h("span", { class: "badge" }, "client") : null,
       card.durationMs !== undefined
         ? h("span", { class: "duration" }, `${Math.round(card.durationMs)} ms`)

@@ -152,6 +152,24 @@ describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engin
   });
 });
 
+it("an error message quoting a hostile path cannot forge headers or rewrite the terminal", async () => {
+  const result = await cli([
+    "run",
+    "list_dir",
+    "--root",
+    fx.root,
+    "--format",
+    "text",
+    "--input",
+    JSON.stringify({ path: "nope\x1b[2K\r\u202e" }),
+  ]);
+  expect(result.code).toBe(1);
+  expect(result.stdout).toMatch(/^# Error: ENOENT\n/);
+  expect(result.stdout).toContain("nope\\x1B[2K\\r\\u{202E}");
+  expect(RAW.test(result.stdout.replaceAll("\n", ""))).toBe(false);
+  expect(parseToolText(result.stdout).error?.code).toBe("ENOENT");
+});
+
 describe("approval prompts show exactly what runs", () => {
   const padded = `echo building${" ".repeat(480)}; rm -rf x`;
   const rewritten = "echo ok\x1b[2K\rrm -rf x";
