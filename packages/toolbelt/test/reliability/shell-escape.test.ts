@@ -1,0 +1,339 @@
+// The shell family attacked end to end through the built CLI: a command reading toolbelt's token and
+// cloud keys from its environment, planting a config or a git hook for a later session, escaping the
+// process tracking with `env -u TOOLBELT_SHELL_MARK setsid`, outliving a SIGKILLed toolbelt, and a
+// fork bomb. Real processes, real Landlock, real mount namespaces and cgroups.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, BIN, cli, jsonLines, tempRoot } from "../cli-harness.js";
+
+const linux = process.platform === "linux";
+const dirs: string[] = [];
+const TAG = `tbesc${process.pid}`;
+
+function track(dir: string): string {
+  dirs.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Check {
+  name: string;
+  status: string;
+  detail: string;
+}
+
+let doctor: Check[] = [];
+const check = (name: string): Check | undefined => doctor.find((c) => c.name === name);
+
+beforeAll(async () => {
+  assertBuilt();
+  const out = await cli(["doctor", "--format", "json"]);
+  doctor = JSON.parse(out.stdout) as Check[];
+});
+
+/** A config file outside the project: a user source, so trust does not filter it. */
+function userConfig(config: unknown): string {
+  const dir = track(tempRoot("tb-esc-cfg-"));
+  const file = path.join(dir, "config.json");
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+async function shell(
+  root: string,
+  input: Record<string, unknown>,
+  options: { config?: unknown; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Record<string, unknown>> {
+  const args = ["run", "shell", "--root", root, "--allow", "shell", "--input", JSON.stringify(input)];
+  if (options.config) args.push("--config", userConfig(options.config));
+  const out = await cli(args, {
+    env: options.env ?? {},
+    timeoutMs: options.timeoutMs ?? 60_000,
+  });
+  return JSON.parse(out.stdout) as Record<string, unknown>;
+}
+
+/** Live processes whose command line starts with `needle` (not the shell that names it in -c). */
+function processesWith(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ").startsWith(needle)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (state !== "Z" && state !== "X") found.push(pid);
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return found;
+}
+
+/** Live processes whose environment carries `name=value` (the fork bomb's own tag). */
+function processesWithEnv(entry: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(entry)) found.push(pid);
+    } catch {
+      // Ended, or not ours.
+    }
+  }
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return !/\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until `done` holds, at most `ms` (a bound on the work, not a timing assertion). */
+async function eventually(done: () => boolean, ms = 15_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (done()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return done();
+}
+
+describe.skipIf(!linux)("the environment a command sees", () => {
+  const secrets = {
+    TOOLBELT_TOKEN: "tb-http-token-1",
+    AWS_SECRET_ACCESS_KEY: "aws-secret-2",
+    AWS_ACCESS_KEY_ID: "aws-id-3",
+    GITHUB_TOKEN: "gh-token-4",
+    NPM_TOKEN: "npm-token-5",
+    AZURE_CLIENT_SECRET: "azure-6",
+    GOOGLE_APPLICATION_CREDENTIALS: "/keys/gcp-7.json",
+    DB_PASSWORD: "db-pass-8",
+    OPENAI_API_KEY: "sk-9",
+    BUILD_ALLOWED_TOKEN: "allowed-10",
+    HARMLESS_SETTING: "harmless-11",
+  };
+
+  it("has no token, cloud key or password, but PATH, HOME and an allowed name", async () => {
+    const root = track(tempRoot("tb-esc-env-"));
+    const r = await shell(
+      root,
+      { command: "env" },
+      { env: secrets, config: { agent: { shell_env: { allow: ["BUILD_ALLOWED_TOKEN"] } } } },
+    );
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    const seen = String(r.stdout);
+    for (const [name, value] of Object.entries(secrets)) {
+      if (name === "BUILD_ALLOWED_TOKEN" || name === "HARMLESS_SETTING") continue;
+      expect(seen, name).not.toContain(value);
+    }
+    expect(seen).toContain("BUILD_ALLOWED_TOKEN=allowed-10");
+    expect(seen).toContain("HARMLESS_SETTING=harmless-11");
+    expect(seen).toMatch(/^PATH=/m);
+    expect(seen).toMatch(/^HOME=/m);
+  });
+
+  it("never gets the HTTP token, even when allow names it or says *", async () => {
+    const root = track(tempRoot("tb-esc-env-"));
+    const r = await shell(
+      root,
+      { command: 'echo "token=[$TOOLBELT_TOKEN] aws=[$AWS_SECRET_ACCESS_KEY]"' },
+      { env: secrets, config: { agent: { shell_env: { allow: ["*", "TOOLBELT_TOKEN"] } } } },
+    );
+    expect(r.stdout).toBe("token=[] aws=[aws-secret-2]\n");
+  });
+
+  it("loses a name the user denies", async () => {
+    const root = track(tempRoot("tb-esc-env-"));
+    const r = await shell(
+      root,
+      { command: 'echo "[$HARMLESS_SETTING]"' },
+      { env: secrets, config: { agent: { shell_env: { deny: ["HARMLESS_*"] } } } },
+    );
+    expect(r.stdout).toBe("[]\n");
+  });
+});
+
+function gitRepo(root: string): void {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: root, stdio: "pipe" });
+  git("init", "-q");
+  git("config", "user.email", "t@example.com");
+  git("config", "user.name", "t");
+  mkdirSync(path.join(root, "configs"), { recursive: true });
+  writeFileSync(path.join(root, "configs", "app.json"), "{}\n");
+  writeFileSync(path.join(root, ".mcp.json"), '{"mcpServers":{}}\n');
+  writeFileSync(path.join(root, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  writeFileSync(path.join(root, "README"), "hello\n");
+  git("add", "-A");
+  git("commit", "-qm", "initial");
+}
+
+describe.skipIf(!linux)("protected paths under the sandbox", () => {
+  const why = () => {
+    const ro = check("sandbox-read-only");
+    return ro?.status === "ok" ? undefined : `read-only protection does not apply here: ${ro?.detail}`;
+  };
+
+  it("cannot be written by a command, while git commit and checkout in the same sandbox work", async (ctx) => {
+    const reason = why();
+    if (reason) {
+      console.log(`skipped: ${reason}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-ro-"));
+    gitRepo(root);
+    const attempts = [
+      'echo \'{"agent":{"shell_sandbox":"off"}}\' > configs/app.json',
+      'echo \'{"mcpServers":{"evil":{"command":"sh"}}}\' > .mcp.json',
+      "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
+      "echo evil > .git/hooks/post-checkout",
+      "git config core.hooksPath /tmp",
+      "rm -f configs/app.json .git/hooks/pre-commit",
+    ];
+    const command = [
+      ...attempts.map(
+        (a, i) => `(${a}) 2>/dev/null && echo "attempt ${i}: WROTE" || echo "attempt ${i}: refused"`,
+      ),
+      "echo change >> README && git add README && git commit -qm 'from the sandbox' && echo COMMITTED",
+      "git checkout -q -b side && echo CHECKED_OUT",
+    ].join("; ");
+    const r = await shell(root, { command }, { config: { agent: { shell_sandbox: "required" } } });
+    expect(r.sandbox).toBe("landlock");
+    const out = String(r.stdout);
+    for (let i = 0; i < attempts.length; i++) expect(out, out).toContain(`attempt ${i}: refused`);
+    expect(out).toContain("COMMITTED");
+    expect(out).toContain("CHECKED_OUT");
+    expect(readFileSync(path.join(root, "configs", "app.json"), "utf8")).toBe("{}\n");
+    expect(readFileSync(path.join(root, ".mcp.json"), "utf8")).toBe('{"mcpServers":{}}\n');
+    expect(readFileSync(path.join(root, ".git", "hooks", "pre-commit"), "utf8")).toBe("#!/bin/sh\nexit 0\n");
+    expect(existsSync(path.join(root, ".git", "hooks", "post-checkout"))).toBe(false);
+    expect(readFileSync(path.join(root, ".git", "config"), "utf8")).not.toContain("hooksPath");
+    const log = execFileSync("git", ["log", "--format=%s"], { cwd: root, encoding: "utf8" });
+    expect(log).toContain("from the sandbox");
+    expect(r.protected_changed).toBeUndefined();
+  });
+
+  it("reports a protected file a command created, and one replaced by renaming its directory", async () => {
+    const root = track(tempRoot("tb-esc-new-"));
+    gitRepo(root);
+    // A file that does not exist cannot be bound read-only; the result says it appeared.
+    const created = await shell(root, { command: "mkdir .toolbelt && echo x > .toolbelt/plugin.js" });
+    expect(created.protected_changed).toEqual([".toolbelt"]);
+    // Renaming the directory above a bind mount is allowed by the kernel; the swap is reported.
+    const swapped = await shell(root, {
+      command: "mv configs configs.old && mkdir configs && echo '{}' > configs/app.json",
+    });
+    expect(swapped.protected_changed).toEqual(["configs/app.json"]);
+  });
+});
+
+describe.skipIf(!linux)("processes that try to escape cleanup", () => {
+  const why = () => {
+    const t = check("process-tracking");
+    return t?.status === "ok" ? undefined : `process tracking by cgroup/watcher is unavailable: ${t?.detail}`;
+  };
+
+  it("`env -u TOOLBELT_SHELL_MARK setsid sleep` is gone after the call's timeout and after it exits", async (ctx) => {
+    const reason = why();
+    if (reason) {
+      console.log(`skipped: ${reason}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-setsid-"));
+    const timedOut = await shell(root, {
+      command: `env -u TOOLBELT_SHELL_MARK setsid sleep 3001${process.pid} & sleep 60`,
+      timeout: 1,
+    });
+    expect(timedOut.timed_out).toBe(true);
+    expect(processesWith(`sleep 3001${process.pid}`)).toEqual([]);
+    const exited = await shell(root, {
+      command: `env -u TOOLBELT_SHELL_MARK setsid sleep 3002${process.pid} > /dev/null 2>&1 & echo started`,
+    });
+    expect(exited.exit_code).toBe(0);
+    expect(processesWith(`sleep 3002${process.pid}`)).toEqual([]);
+  });
+
+  it("a background command and its setsid escapee end with the exec session", async (ctx) => {
+    const reason = why();
+    if (reason) {
+      console.log(`skipped: ${reason}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-close-"));
+    const command = `env -u TOOLBELT_SHELL_MARK setsid sleep 3003${process.pid} & sleep 3004${process.pid}`;
+    const out = await cli(["exec", "--root", root, "--allow", "shell"], {
+      input: `${JSON.stringify({ id: "a", tool: "shell", input: { command, run_in_background: true } })}\n${JSON.stringify({ id: "b", tool: "shell", input: { command: "sleep 0.5" } })}\n`,
+    });
+    const started = jsonLines(out.stdout).find((l) => l.id === "a")?.result as Record<string, unknown>;
+    expect(started?.kind, out.stdout).toBe("shell_started");
+    expect(
+      await eventually(
+        () =>
+          processesWith(`sleep 3003${process.pid}`).length === 0 &&
+          processesWith(`sleep 3004${process.pid}`).length === 0,
+      ),
+    ).toBe(true);
+  });
+
+  it("a background session dies when the toolbelt process is SIGKILLed", async (ctx) => {
+    const reason = why();
+    if (reason) {
+      console.log(`skipped: ${reason}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-kill-"));
+    const child = spawn(process.execPath, [BIN, "exec", "--root", root, "--allow", "shell"], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    const command = `env -u TOOLBELT_SHELL_MARK setsid sleep 3005${process.pid} & sleep 3006${process.pid}`;
+    child.stdin.write(
+      `${JSON.stringify({ id: "bg", tool: "shell", input: { command, run_in_background: true } })}\n`,
+    );
+    expect(await eventually(() => stdout.includes('"bg"'), 30_000)).toBe(true);
+    const started = jsonLines(stdout).find((l) => l.id === "bg")?.result as Record<string, unknown>;
+    const pid = Number(started.pid);
+    expect(await eventually(() => processesWith(`sleep 3005${process.pid}`).length === 1)).toBe(true);
+    const escapee = processesWith(`sleep 3005${process.pid}`)[0] as number;
+    expect(alive(pid)).toBe(true);
+    child.kill("SIGKILL");
+    // Bounded wait: the watcher polls twice a second; 15 s is generous on a loaded machine.
+    expect(await eventually(() => !alive(pid) && !alive(escapee))).toBe(true);
+    expect(processesWith(`sleep 3006${process.pid}`)).toEqual([]);
+  });
+});
+
+describe.skipIf(!linux)("a fork bomb", () => {
+  it("is contained by the process cap and the machine stays usable", async (ctx) => {
+    const cap = check("process-cap");
+    if (cap?.status !== "ok") {
+      // Without a cap (root and no cgroup pids.max) running it would take the machine down.
+      console.log(`skipped: no process cap applies here: ${cap?.detail}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-bomb-"));
+    const r = await shell(
+      root,
+      { command: `export ${TAG}=1; :(){ :|:& };:; sleep 30`, timeout: 4 },
+      { config: { agent: { shell_sandbox: "required", shell_max_processes: 64 } }, timeoutMs: 120_000 },
+    );
+    expect(r.kind, JSON.stringify(r).slice(0, 500)).toBe("shell_result");
+    expect(String(r.stdout)).toMatch(/Resource temporarily unavailable|retry/);
+    expect(await eventually(() => processesWithEnv(`${TAG}=1`).length === 0, 30_000)).toBe(true);
+    expect(spawnSync("sh", ["-c", "echo usable"], { encoding: "utf8" }).stdout).toBe("usable\n");
+  }, 180_000);
+});
