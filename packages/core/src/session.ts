@@ -875,7 +875,7 @@ function protectedNote(rels: string[]): string {
 
 function protectedRefusal(name: string, rels: string[], alsoAsk: boolean): { needs: string; how: string } {
   return {
-    needs: `${name} wants to write ${rels.join(", ")}, protected (it decides policy or runs code)`,
+    needs: `${name} wants to write ${rels.join(", ")}, a protected path (it decides policy or runs code), which needs approval,`,
     how: `allow it with --allow ${PROTECTED_ALLOW} (CLI) or allow: ["${PROTECTED_ALLOW}"] (SDK)${alsoAsk ? `, together with --allow for the tool or family` : ""}, or attach an approver`,
   };
 }
