@@ -15,7 +15,7 @@ import {
   tsserverPathFor,
   whichSync,
 } from "./servers.js";
-import { createTools, errorKeyOf } from "./tools.js";
+import { createTools, errorKeyOf } from "./tools/index.js";
 
 export { type DiagnosticsOutcome, LspClient } from "./client.js";
 export { TsMorphBackend } from "./fallback.js";

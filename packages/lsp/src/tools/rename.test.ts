@@ -13,9 +13,9 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createSession, type Payload, type ToolbeltConfigInput } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLspFamily } from "./index.js";
+import { createLspFamily } from "../index.js";
 
-const SCRIPTED = fileURLToPath(new URL("./__fixtures__/scripted-server.mjs", import.meta.url));
+const SCRIPTED = fileURLToPath(new URL("../__fixtures__/scripted-server.mjs", import.meta.url));
 
 const dirs: string[] = [];
 function tempDir(prefix: string): string {

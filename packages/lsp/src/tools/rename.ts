@@ -11,10 +11,10 @@ import {
 } from "@toolbelt/core";
 import type { WorkspaceEdit } from "vscode-languageserver-protocol";
 import { z } from "zod";
-import { type LspFamilyOptions, managerOf, requireSupport } from "./manager.js";
-import { resolveTarget, targetFields, targetLabel } from "./target.js";
-import { toUri } from "./uri.js";
-import { applyTextEdits, changedLines, editsByFile, type RefusedChange } from "./workspace-edit.js";
+import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
+import { resolveTarget, targetFields, targetLabel } from "../target.js";
+import { toUri } from "../uri.js";
+import { applyTextEdits, changedLines, editsByFile, type RefusedChange } from "../workspace-edit.js";
 
 type RenameFile = { path: string; edits: number; lines: Array<{ line: number; text: string }> };
 type RenamePayload = {

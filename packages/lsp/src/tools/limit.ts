@@ -1,0 +1,14 @@
+import type { ToolContext } from "@toolbelt/core";
+import { z } from "zod";
+
+/** The `limit` field of every listing tool; its default is the file search cap. */
+export const limitField = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe("Most results to return (default: limits.fileSearchMaxMatches).");
+
+export function capOf(ctx: ToolContext, limit: number | undefined): number {
+  return limit ?? ctx.limits.fileSearchMaxMatches;
+}
