@@ -268,7 +268,8 @@ export function parseToolText(text: string): ParsedToolText {
     result.error = { code: headers.Error, message: result.body.trim() };
     return result;
   }
-  const retired = bodyLines.some((l) => RETIRED_DIR.test(l));
+  // Only a listing can be in the retired form: a `# docs/` heading in a file read is just text.
+  const retired = (!kind || TREE_KINDS.has(kind)) && bodyLines.some((l) => RETIRED_DIR.test(l));
   if (retired || (kind && TREE_KINDS.has(kind))) {
     const entries = retired ? parseRetiredGroups(bodyLines) : parseIndentedTree(bodyLines);
     result.entries = entries;
