@@ -148,6 +148,12 @@ describe("parseToolText with hostile names", () => {
     );
   });
 
+  it("a file read whose text holds a `# dir/` line is not taken for a listing", () => {
+    const parsed = parseToolText("# Kind: file_content\n# Path: README.md\n# docs/\nsome text");
+    expect(parsed.entries).toBeUndefined();
+    expect(parsed.body).toBe("# docs/\nsome text");
+  });
+
   it("match text cannot start a new entry or header and keeps tabs and backslashes", () => {
     const text = renderText(
       [
