@@ -337,6 +337,40 @@ describe("what counts as the trusted directory", () => {
   });
 });
 
+describe("the SDK", () => {
+  it("fills session.trust, announces config_ignored to plugins, and trusts with trustProject", async () => {
+    const { createToolbelt } = await import("../../src/create.js");
+    const { definePlugin } = await import("@toolbelt/core");
+    const { root, marker } = evilCheckout({ tools: { shell: { mode: "allow" } } });
+    const seen: string[] = [];
+    const listener = definePlugin({
+      name: "listener",
+      tools: [],
+      setup: (s) => void s.on("*", (e) => seen.push(e.type)),
+    });
+    const saved = process.env.TOOLBELT_CONFIG_DIR;
+    process.env.TOOLBELT_CONFIG_DIR = configDir;
+    try {
+      const untrusted = await createToolbelt({ root, plugins: [listener], families: ["files"] });
+      expect(existsSync(marker)).toBe(false);
+      expect(untrusted.trust.trusted).toBe(false);
+      expect(untrusted.trust.ignored.map((i) => i.key)).toEqual(["plugins", "tools.shell.mode"]);
+      expect(untrusted.config.tools.shell?.mode).toBeUndefined();
+      expect(seen[0]).toBe("config_ignored");
+      await untrusted.close();
+
+      const trusted = await createToolbelt({ root, trustProject: true, families: ["files"] });
+      expect(existsSync(marker)).toBe(true);
+      expect(trusted.trust).toMatchObject({ trusted: true, ignored: [] });
+      expect(trusted.config.tools.shell?.mode).toBe("allow");
+      await trusted.close();
+    } finally {
+      if (saved === undefined) delete process.env.TOOLBELT_CONFIG_DIR;
+      else process.env.TOOLBELT_CONFIG_DIR = saved;
+    }
+  });
+});
+
 /** Starts `serve --mcp` on `root`, lists its tools over stdio JSON-RPC, and stops it. */
 async function mcpToolNames(root: string, extra: string[]): Promise<string[]> {
   const child = spawn(process.execPath, [BIN, "serve", "--mcp", "--root", root, ...extra], {
