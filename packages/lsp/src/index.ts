@@ -113,6 +113,8 @@ export function createLspFamily(options: LspFamilyOptions = {}): Plugin {
     name: "lsp",
     tools: createTools(options),
     setup(session) {
+      // Made now, not on first use: the manager's trust is for the root the session starts in.
+      managerOf(session, options);
       session.hooks.afterWrite.add((info) => afterWrite(session, options, info.abs, info.rel));
     },
     doctor: (ctx) => doctor(options, ctx),

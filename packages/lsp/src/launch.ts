@@ -1,6 +1,7 @@
 import {
   type CommandSpec,
   type LaunchPurpose,
+  projectTrust,
   scrubCommandEnv,
   type ToolbeltConfig,
   type TrustInfo,
@@ -10,7 +11,9 @@ import { resolveServerCommand, type ServerSpec } from "./servers.js";
 
 /** What starting a server needs from the session: whether the project is trusted, and its wrappers. */
 export interface LaunchHost {
+  /** Trust of the project at `root` (the session's root when it was created). */
   readonly trust: TrustInfo;
+  readonly root?: string;
   /** `agent.shell_env` here shapes the server's environment as it does the shell's. */
   readonly config?: ToolbeltConfig;
   wrapCommand(spec: CommandSpec, purpose: LaunchPurpose): CommandSpec;
@@ -40,4 +43,22 @@ export function serverCommand(spec: ServerSpec, root: string, host: LaunchHost):
     { file, args: [...spec.args], cwd: root, env: serverEnv(spec, host) },
     "language-server",
   );
+}
+
+/**
+ * The host as seen from one root. The session's trust covers the root it was created for; a project
+ * switched into later may run its own servers only when the user trusts it (as switch_project
+ * decides for its `lsp` config), never because the first project was trusted.
+ */
+export function hostForRoot(host: LaunchHost, homeRoot: string | undefined, root: string): LaunchHost {
+  const trusted = root === homeRoot ? host.trust.trusted : host.trust.trusted && projectTrust(root).trusted;
+  if (trusted === host.trust.trusted) return host;
+  return {
+    trust: { ...host.trust, trusted, reason: `${root} is not the trusted project ${homeRoot ?? ""}`.trim() },
+    ...(host.root !== undefined ? { root } : {}),
+    get config() {
+      return host.config;
+    },
+    wrapCommand: (spec, purpose) => host.wrapCommand(spec, purpose),
+  };
 }

@@ -2,7 +2,7 @@ import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { type DiagnosticsOutcome, LspClient } from "./client.js";
 import { TsMorphBackend } from "./fallback.js";
-import { type LaunchHost, STANDALONE_HOST } from "./launch.js";
+import { hostForRoot, type LaunchHost, STANDALONE_HOST } from "./launch.js";
 import {
   builtinTypescriptSpec,
   configuredSpecs,
@@ -88,11 +88,18 @@ export class LspManager {
   /** Diagnostics last reported per file, so after-write notes can say which errors are new. */
   readonly lastErrors = new Map<string, Set<string>>();
   readonly #host: LaunchHost;
+  /** The root `host.trust` speaks for: the session's root when the manager was made. */
+  readonly #homeRoot: string | undefined;
 
   /** `host` (the session) decides whether repo-local servers may run and wraps every launch. */
   constructor(options: LspFamilyOptions = {}, host: LaunchHost = STANDALONE_HOST) {
     this.options = resolveOptions(options);
     this.#host = host;
+    this.#homeRoot = host.root;
+  }
+
+  #hostFor(root: string): LaunchHost {
+    return hostForRoot(this.#host, this.#homeRoot, root);
   }
 
   /** Every server this root could use, config first (a config server wins an extension). */
@@ -103,7 +110,10 @@ export class LspManager {
       if (!this.#builtin.has(root))
         this.#builtin.set(
           root,
-          builtinTypescriptSpec({ root, trusted: this.#host.trust.trusted }, this.options.typescriptServer),
+          builtinTypescriptSpec(
+            { root, trusted: this.#hostFor(root).trust.trusted },
+            this.options.typescriptServer,
+          ),
         );
       const ts = this.#builtin.get(root);
       if (ts) specs.push(ts);
@@ -148,7 +158,7 @@ export class LspManager {
     if (running) return running;
     const started = (async (): Promise<Backend> => {
       if (choice.fallback || !choice.spec) return new TsMorphBackend(root);
-      const client = new LspClient(choice.spec, root, this.#host);
+      const client = new LspClient(choice.spec, root, this.#hostFor(root));
       await client.start(this.options.startTimeoutMs);
       return client;
     })();
