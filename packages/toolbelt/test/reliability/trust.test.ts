@@ -125,6 +125,15 @@ describe("an untrusted checkout's plugins", () => {
     expect(existsSync(marker)).toBe(true);
   });
 
+  it("serve --http follows the same rule", async () => {
+    const { root, marker } = evilCheckout();
+    const untrusted = await httpStart(root, []);
+    expect(existsSync(marker)).toBe(false);
+    expect(untrusted).toContain("imports and runs ./evil.mjs");
+    await httpStart(root, ["--trust"]);
+    expect(existsSync(marker)).toBe(true);
+  });
+
   it("serve --mcp follows the same rule", async () => {
     const { root, marker } = evilCheckout();
     const untrusted = await mcpToolNames(root, []);
@@ -370,6 +379,32 @@ describe("the SDK", () => {
     }
   });
 });
+
+/** Starts `serve --http` on `root` until it listens (its first session is open by then); returns stderr. */
+async function httpStart(root: string, extra: string[]): Promise<string> {
+  const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0", "--root", root, ...extra], {
+    env: { ...process.env, ...env() },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("listening on")) resolve();
+      });
+      child.on("close", (code) => reject(new Error(`serve --http exited ${code}: ${stderr}`)));
+    });
+    return stderr;
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.on("close", resolve));
+  }
+}
 
 /** Starts `serve --mcp` on `root`, lists its tools over stdio JSON-RPC, and stops it. */
 async function mcpToolNames(root: string, extra: string[]): Promise<string[]> {
