@@ -21,6 +21,8 @@ export const DEFAULT_START_TIMEOUT_MS = 20_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 
 const STDERR_TAIL_CHARS = 2_000;
+/** Tools kept from one server's listing; the registered ones are fewer still (MCP_LIMITS). */
+const MAX_LISTED_TOOLS = 1_000;
 // Tools of a list_changed burst are fetched once.
 const RELIST_DEBOUNCE_MS = 50;
 
@@ -65,7 +67,10 @@ export class McpConnection {
   state: ServerState = "starting";
   /** Why the server is not ready, in words that name it. */
   error: string | undefined;
+  /** The server's tools as listed, at most MAX_LISTED_TOOLS of them. */
   tools: Tool[] = [];
+  /** How many tools the server listed, including those beyond MAX_LISTED_TOOLS. */
+  listed = 0;
   serverVersion: string | undefined;
   startedInMs: number | undefined;
   #client: Client | undefined;
@@ -122,7 +127,7 @@ export class McpConnection {
       await withTimeout(
         (async () => {
           await client.connect(transport);
-          this.tools = await this.#listAll();
+          await this.#listAll();
         })(),
         timeoutMs,
         () => new Error(`did not start within ${Math.round(timeoutMs / 100) / 10}s`),
@@ -138,19 +143,22 @@ export class McpConnection {
     }
   }
 
-  async #listAll(): Promise<Tool[]> {
+  async #listAll(): Promise<void> {
     const client = this.#client;
-    if (!client) return [];
+    if (!client) return;
     const tools: Tool[] = [];
+    let listed = 0;
     let cursor: string | undefined;
-    // A server paging forever must not hang the session.
+    // A server paging forever must not hang the session, nor one listing a million tools fill memory.
     for (let page = 0; page < 100; page++) {
       const result = await client.listTools(cursor ? { cursor } : undefined);
-      tools.push(...result.tools);
+      listed += result.tools.length;
+      for (const tool of result.tools) if (tools.length < MAX_LISTED_TOOLS) tools.push(tool);
       cursor = result.nextCursor;
       if (!cursor) break;
     }
-    return tools;
+    this.tools = tools;
+    this.listed = listed;
   }
 
   #scheduleRelist(): void {
@@ -163,7 +171,7 @@ export class McpConnection {
   async relist(): Promise<void> {
     if (this.state !== "ready") return;
     try {
-      this.tools = await this.#listAll();
+      await this.#listAll();
       this.#hooks.onToolsChanged?.(this);
     } catch {
       // A failed re-list keeps the previous tools; a dead server is reported by onclose.

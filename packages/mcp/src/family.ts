@@ -12,7 +12,7 @@ import {
 import { z } from "zod";
 import { McpConnection, mcpDepth, type ServerState } from "./connection.js";
 import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
-import { sessionToolsOf } from "./tools.js";
+import { MCP_LIMITS, planTools, type ServerToolPlan } from "./tools.js";
 
 /** A toolbelt this many MCP hops deep starts no servers, so a project naming itself cannot recurse. */
 export const MAX_MCP_DEPTH = 3;
@@ -25,12 +25,23 @@ export type ServerStatus = {
   source: string;
   /** How it starts (command line or URL); never headers or env values. */
   start?: string;
+  /** Tools registered in the session (after the limits). */
   tools: number;
+  /** Tools the server listed, when that differs from `tools`. */
+  listed?: number;
+  /** What the limits refused, cut or renamed (a colliding name's suffix is said here). */
+  notes?: string[];
   error?: string;
   started_in_ms?: number;
 };
 
-export type McpStatusPayload = { kind: "mcp_status"; servers: ServerStatus[]; down: string[] };
+export type McpStatusPayload = {
+  kind: "mcp_status";
+  servers: ServerStatus[];
+  down: string[];
+  /** The bounds every server's tool list is held to. */
+  limits: typeof MCP_LIMITS;
+};
 
 /** The servers one root session started; forks and sub-agents share their root's. */
 export class McpServers {
@@ -38,17 +49,41 @@ export class McpServers {
   /** Servers that were not started: invalid entries, or every server when nesting is too deep. */
   readonly problems: Array<ServerProblem & { skipped?: boolean }> = [];
   skipped: string | undefined;
+  /** The tools each server has registered, as last planned across all servers. */
+  plans = new Map<McpConnection, ServerToolPlan>();
+
+  /**
+   * Plans the names of every server's tools together and returns the servers whose registered
+   * tools changed. A crashed server keeps its names: its tools stay, answering EUNAVAILABLE.
+   */
+  replan(): McpConnection[] {
+    const live = this.connections.filter((c) => c.state === "ready" || c.state === "crashed");
+    const next = planTools(live);
+    const changed = live.filter((c) => {
+      const before = this.plans.get(c)?.tools.map((t) => t.name);
+      const after = next.get(c)?.tools.map((t) => t.name);
+      return before === undefined || before.join("\n") !== after?.join("\n");
+    });
+    this.plans = next;
+    return changed;
+  }
 
   status(): ServerStatus[] {
-    const rows: ServerStatus[] = this.connections.map((c) => ({
-      server: c.name,
-      state: c.state,
-      source: c.spec.source,
-      start: describeSpec(c.spec),
-      tools: c.state === "ready" ? c.tools.length : 0,
-      ...(c.error ? { error: c.error } : {}),
-      ...(c.startedInMs !== undefined ? { started_in_ms: c.startedInMs } : {}),
-    }));
+    const rows: ServerStatus[] = this.connections.map((c) => {
+      const plan = c.state === "ready" ? this.plans.get(c) : undefined;
+      const tools = plan?.tools.length ?? 0;
+      return {
+        server: c.name,
+        state: c.state,
+        source: c.spec.source,
+        start: describeSpec(c.spec),
+        tools,
+        ...(plan && plan.listed !== tools ? { listed: plan.listed } : {}),
+        ...(plan?.notes.length ? { notes: plan.notes } : {}),
+        ...(c.error ? { error: c.error } : {}),
+        ...(c.startedInMs !== undefined ? { started_in_ms: c.startedInMs } : {}),
+      };
+    });
     for (const p of this.problems)
       rows.push({
         server: p.name,
@@ -85,15 +120,22 @@ export function mcpServersOf(session: Session): McpServers {
 export function renderStatus(payload: McpStatusPayload): string {
   const body = payload.servers
     .map((s) => {
-      const head = `${s.server}: ${s.state}, ${s.tools} tool${s.tools === 1 ? "" : "s"} (${s.source}${s.start ? `: ${s.start}` : ""})`;
-      return s.error ? `${head}\n  ${s.error}` : head;
+      const listed = s.listed !== undefined ? ` of ${s.listed} listed` : "";
+      const head = `${s.server}: ${s.state}, ${s.tools} tool${s.tools === 1 ? "" : "s"}${listed} (${s.source}${s.start ? `: ${s.start}` : ""})`;
+      const lines = [head, ...(s.notes ?? []).map((n) => `  - ${n}`), ...(s.error ? [`  ${s.error}`] : [])];
+      return lines.join("\n");
     })
     .join("\n");
+  const l = payload.limits;
   return renderText(
     [
       ["Kind", payload.kind],
       ["Servers", payload.servers.length],
       ["Down", payload.down.join(", ") || "(none)"],
+      [
+        "Limits",
+        `${l.tools_per_server} tools per server, names up to ${l.name_chars} chars, descriptions cut at ${l.description_chars} chars, input schemas up to ${l.schema_bytes} bytes`,
+      ],
     ],
     body || "No MCP servers are configured (.mcp.json or mcpServers in configs/app.json).",
   );
@@ -116,7 +158,12 @@ export function mcpStatusTool(down: string[] = []): AnyTool {
       input: z.object({}),
       execute(_input, ctx): McpStatusPayload {
         const servers = mcpServersOf(ctx.session);
-        return { kind: "mcp_status", servers: servers.status(), down: servers.down() };
+        return {
+          kind: "mcp_status",
+          servers: servers.status(),
+          down: servers.down(),
+          limits: MCP_LIMITS,
+        };
       },
       render: renderStatus,
     }),
@@ -141,8 +188,14 @@ export async function startServers(session: Session): Promise<McpServers> {
     return servers;
   }
   session.onClose(() => servers.closeAll());
-  const register = (connection: McpConnection) => {
-    if (!session.closed) session.registerTools(`mcp:${connection.name}`, sessionToolsOf(connection));
+  // A server's new list can rename another server's tools (a collision resolved the other way), so
+  // every change re-plans all servers and re-registers those whose names moved.
+  const register = (trigger?: McpConnection) => {
+    if (session.closed) return;
+    const changed = new Set(servers.replan());
+    if (trigger) changed.add(trigger);
+    for (const connection of changed)
+      session.registerTools(`mcp:${connection.name}`, servers.plans.get(connection)?.tools ?? []);
   };
   const announceStatus = () => {
     if (!session.closed) session.registerTools("mcp", [mcpStatusTool(servers.down())]);
@@ -152,7 +205,7 @@ export async function startServers(session: Session): Promise<McpServers> {
   );
   servers.connections.push(...connections);
   await Promise.all(connections.map((c) => c.start()));
-  for (const connection of connections) if (connection.state === "ready") register(connection);
+  register();
   announceStatus();
   return servers;
 }

@@ -32,9 +32,12 @@ export {
 } from "./server-config.js";
 export {
   accessFor,
+  MCP_LIMITS,
   type McpContent,
   type McpResultPayload,
   payloadOf,
+  planTools,
   renderResult,
+  type ServerToolPlan,
   toolNameFor,
 } from "./tools.js";

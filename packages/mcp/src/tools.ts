@@ -37,6 +37,24 @@ export type McpResultPayload = {
 const TOOL_NAME_MAX = 64;
 const PREFIX = "mcp__";
 
+/**
+ * What one MCP server may bring into a session; mcp_status states these and what each one cut.
+ * A server is code the user chose to run, but its tool list still lands in every model request.
+ */
+export const MCP_LIMITS = {
+  /** Tools registered per server; the rest of its list is left out (in the server's order). */
+  tools_per_server: 128,
+  /** A tool name longer than this on the server is refused (the MCP spec says at most 128). */
+  name_chars: 128,
+  /** A description is cut to this many characters. */
+  description_chars: 4096,
+  /** A tool whose input schema is bigger than this as JSON is refused. */
+  schema_bytes: 64 * 1024,
+} as const;
+
+// How many notes one server's status lists by name before it only counts.
+const NOTES_SHOWN = 20;
+
 function sanitise(part: string): string {
   return part.replace(/[^a-zA-Z0-9_-]/g, "_");
 }
@@ -86,7 +104,7 @@ export function annotationsOf(tool: Tool): ToolAnnotations {
   const a = tool.annotations ?? {};
   const out: ToolAnnotations = {};
   const title = a.title ?? tool.title;
-  if (title) out.title = title;
+  if (typeof title === "string" && title) out.title = title.slice(0, 200);
   for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
     if (typeof a[key] === "boolean") out[key] = a[key];
   }
@@ -94,7 +112,9 @@ export function annotationsOf(tool: Tool): ToolAnnotations {
 }
 
 function describe(server: string, tool: Tool): string {
-  const text = tool.description?.trim() || tool.annotations?.title || tool.title || `${tool.name}`;
+  let text = tool.description?.trim() || tool.annotations?.title || tool.title || `${tool.name}`;
+  if (text.length > MCP_LIMITS.description_chars)
+    text = `${text.slice(0, MCP_LIMITS.description_chars)}… (cut at ${MCP_LIMITS.description_chars} characters)`;
   return `${text} (MCP server ${server}, tool ${tool.name})`;
 }
 
@@ -239,22 +259,127 @@ export function toSessionTool(
   );
 }
 
-/** All tools of a server, with names made unique when sanitising made two equal. */
-export function sessionToolsOf(connection: McpConnection): AnyTool[] {
-  const seen = new Set<string>();
-  const tools: AnyTool[] = [];
-  for (const tool of connection.tools) {
-    let name = toolNameFor(connection.name, tool.name);
-    if (seen.has(name)) {
-      const hash = createHash("sha256").update(tool.name).digest("hex").slice(0, 6);
-      name = `${name.slice(0, TOOL_NAME_MAX - 7)}_${hash}`;
+/** The tools of one server as the session gets them, and what was refused, cut or renamed on the way. */
+export type ServerToolPlan = {
+  tools: AnyTool[];
+  /** How many tools the server listed. */
+  listed: number;
+  notes: string[];
+};
+
+type Candidate = { connection: McpConnection; tool: Tool; name: string };
+
+/**
+ * The session tools of every server at once. Naming all servers together makes a collision
+ * (`a` + tool `b__c` and `a__b` + tool `c` are both mcp__a__b__c) come out the same whatever order
+ * the servers started in: the tool of the server whose name sorts first (then the tool name) keeps
+ * the name, each other one gets a suffix hashed from its server and tool, and its status says so.
+ */
+export function planTools(connections: readonly McpConnection[]): Map<McpConnection, ServerToolPlan> {
+  const plans = new Map<McpConnection, ServerToolPlan>();
+  const candidates: Candidate[] = [];
+  for (const connection of connections) {
+    const plan: ServerToolPlan = { tools: [], listed: connection.listed, notes: [] };
+    plans.set(connection, plan);
+    const refused: string[] = [];
+    let kept = 0;
+    let over = 0;
+    let cut = 0;
+    for (const tool of connection.tools) {
+      const problem = refusal(tool);
+      if (problem) {
+        refused.push(problem);
+        continue;
+      }
+      if (kept >= MCP_LIMITS.tools_per_server) {
+        over++;
+        continue;
+      }
+      kept++;
+      if ((tool.description?.trim().length ?? 0) > MCP_LIMITS.description_chars) cut++;
+      candidates.push({ connection, tool, name: toolNameFor(connection.name, tool.name) });
     }
-    seen.add(name);
-    try {
-      tools.push(toSessionTool(connection, tool, name));
-    } catch {
-      // A tool whose name cannot be made valid is skipped rather than failing the whole server.
+    // Tools the client did not even keep from the listing count as over the cap too.
+    over += Math.max(0, connection.listed - connection.tools.length);
+    if (over > 0)
+      plan.notes.push(
+        `listed ${connection.listed} tools: only the first ${MCP_LIMITS.tools_per_server} are registered (at most ${MCP_LIMITS.tools_per_server} tools per server)`,
+      );
+    if (cut > 0)
+      plan.notes.push(
+        `${cut} tool description${cut === 1 ? "" : "s"} cut to ${MCP_LIMITS.description_chars} characters (description cut)`,
+      );
+    for (const problem of refused.slice(0, NOTES_SHOWN)) plan.notes.push(problem);
+    if (refused.length > NOTES_SHOWN)
+      plan.notes.push(`… and ${refused.length - NOTES_SHOWN} more tools refused`);
+  }
+
+  const byName = new Map<string, Candidate[]>();
+  for (const c of candidates) byName.set(c.name, [...(byName.get(c.name) ?? []), c]);
+  const taken = new Set(byName.keys());
+  const renamed = new Map<McpConnection, string[]>();
+  for (const group of byName.values()) {
+    group.sort((x, y) => compare(x.connection.name, y.connection.name) || compare(x.tool.name, y.tool.name));
+    const [first, ...rest] = group;
+    if (!first) continue;
+    for (const c of rest) {
+      c.name = suffixed(c, taken);
+      taken.add(c.name);
+      const holder =
+        first.connection === c.connection
+          ? `this server's tool ${JSON.stringify(first.tool.name)}`
+          : `server ${JSON.stringify(first.connection.name)}'s tool ${JSON.stringify(first.tool.name)}`;
+      const notes = renamed.get(c.connection) ?? [];
+      notes.push(`${c.tool.name} is bound as ${c.name}: ${first.name} is taken by ${holder}`);
+      renamed.set(c.connection, notes);
     }
   }
-  return tools;
+  for (const [connection, notes] of renamed) {
+    const plan = plans.get(connection);
+    plan?.notes.push(...notes.slice(0, NOTES_SHOWN));
+    if (notes.length > NOTES_SHOWN) plan?.notes.push(`… and ${notes.length - NOTES_SHOWN} more renamed`);
+  }
+
+  for (const c of candidates) {
+    const plan = plans.get(c.connection);
+    try {
+      plan?.tools.push(toSessionTool(c.connection, c.tool, c.name));
+    } catch (error) {
+      plan?.notes.push(`${c.tool.name} refused: ${(error as Error).message.slice(0, 200)}`);
+    }
+  }
+  return plans;
+}
+
+/** Why a listed tool is not registered at all, or undefined when it may be. */
+function refusal(tool: Tool): string | undefined {
+  const name: unknown = tool.name;
+  if (typeof name !== "string" || name === "") return "a tool with an empty name was refused";
+  if (name.length > MCP_LIMITS.name_chars)
+    return `a tool name of ${name.length} characters was refused (${JSON.stringify(name.slice(0, 40))}…): over ${MCP_LIMITS.name_chars} characters`;
+  let size: number;
+  try {
+    size = JSON.stringify(tool.inputSchema ?? {}).length;
+  } catch {
+    size = Number.POSITIVE_INFINITY;
+  }
+  if (size > MCP_LIMITS.schema_bytes)
+    return `${name} refused: its input schema is ${Number.isFinite(size) ? `${size} bytes` : "not serialisable"}, over ${MCP_LIMITS.schema_bytes} bytes`;
+  return undefined;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A colliding name made unique with a hash of its server and tool, stable across runs. */
+function suffixed(c: Candidate, taken: Set<string>): string {
+  for (let salt = 0; ; salt++) {
+    const hash = createHash("sha256")
+      .update(`${salt}\0${c.connection.name}\0${c.tool.name}`)
+      .digest("hex")
+      .slice(0, 8);
+    const name = `${c.name.slice(0, TOOL_NAME_MAX - 9)}_${hash}`;
+    if (!taken.has(name)) return name;
+  }
 }
