@@ -305,6 +305,19 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
       .toEqual([expect.stringContaining("approved"), expect.stringContaining("denied")]);
   });
 
+  it("an approval card shows padding and terminal controls in a command instead of hiding them", async () => {
+    const command = `echo building${" ".repeat(480)}; rm -rf x\x1b[2K\r\u202e`;
+    const denied = call("shell", { command }, "shell-hidden");
+    const approval = page.locator(".approval");
+    await approval.waitFor();
+    const summary = await approval.locator(".approval-summary").innerText();
+    expect(summary).toContain("echo building␠×480; rm -rf x\\x1B[2K\\r\\u{202E}");
+    expect(summary).not.toMatch(/[\x1b\r\u202e]/);
+    expect(await approval.locator("pre").innerText()).toContain("\\u{202E}");
+    await approval.getByRole("button", { name: "Deny" }).click();
+    expect((await denied).result.code).toBe("EDENIED");
+  });
+
   it("follows a background shell's live output on its card", async () => {
     const started = call(
       "shell",
