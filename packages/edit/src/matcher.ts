@@ -54,7 +54,7 @@ export type Candidate = {
 };
 
 export type MatchFailure = {
-  code: "ENO_MATCH" | "EMULTI_MATCH" | "EINVAL_INPUT";
+  code: "ENO_MATCH" | "EMULTI_MATCH" | "EINVAL_INPUT" | "ETOO_LARGE";
   message: string;
   strategy?: Strategy;
   /** For EMULTI_MATCH: where each match starts (1-based). */
@@ -71,12 +71,119 @@ export type LocateOptions = {
   label?: string;
 };
 
+/**
+ * Work one locate() may do beyond linear scans, in line or character comparisons: the checks run
+ * per place a stage finds (indentation pairs, formatter spans). A file that repeats the same lines
+ * thousands of times, searched with thousands of lines, would otherwise cost their product (a
+ * 100k-line file and a 20k-line search text took minutes). Past the budget the answer is
+ * ETOO_LARGE naming it, never a guess. Each unit is one line of one place checked (pairing its
+ * indentation, sorting the pairs): 2M units are well under a second.
+ */
+export const MATCH_BUDGET = 2_000_000;
+/** Places a stage collects: enough to refuse as ambiguous and name them; more only lengthen the message. */
+export const MAX_REPORTED_MATCHES = 100;
+/** Line checks spent on places found beyond the second: an EMULTI_MATCH needs only two. */
+const REPORT_WORK = 400_000;
+
+/** How many places of a `lines`-line search a stage collects before it stops and says "more than". */
+function reportCap(lines: number): number {
+  return Math.max(2, Math.min(MAX_REPORTED_MATCHES, Math.floor(REPORT_WORK / Math.max(1, lines))));
+}
+/** Needles longer than this are found with KMP (linear); V8's indexOf is O(n·m) on repetitive text. */
+const NATIVE_NEEDLE_MAX = 32;
+
+class BudgetExceeded extends Error {
+  constructor(readonly stage: Strategy) {
+    super(`match budget exceeded in ${stage}`);
+  }
+}
+
+class Budget {
+  private left = MATCH_BUDGET;
+  spend(units: number, stage: Strategy): void {
+    this.left -= units;
+    if (this.left < 0) throw new BudgetExceeded(stage);
+  }
+}
+
+/**
+ * Calls `onHit` for each place `needle` occurs in `haystack` at or after `from` (overlapping, or
+ * disjoint), until it returns false. Linear in both lengths whatever the text repeats.
+ */
+function eachOccurrence(
+  haystack: string,
+  needle: string,
+  from: number,
+  onHit: (at: number) => boolean,
+  disjoint = false,
+): void {
+  const m = needle.length;
+  if (m === 0) return;
+  if (m <= NATIVE_NEEDLE_MAX) {
+    for (
+      let i = haystack.indexOf(needle, from);
+      i !== -1;
+      i = haystack.indexOf(needle, i + (disjoint ? m : 1))
+    )
+      if (!onHit(i)) return;
+    return;
+  }
+  const pattern = new Uint16Array(m);
+  for (let i = 0; i < m; i++) pattern[i] = needle.charCodeAt(i);
+  const fail = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    const c = pattern[i] as number;
+    while (k > 0 && pattern[k] !== c) k = fail[k - 1] as number;
+    if (pattern[k] === c) k++;
+    fail[i] = k;
+  }
+  const n = haystack.length;
+  for (let i = from, k = 0; i < n; i++) {
+    const c = haystack.charCodeAt(i);
+    while (k > 0 && pattern[k] !== c) k = fail[k - 1] as number;
+    if (pattern[k] === c) k++;
+    if (k === m) {
+      if (!onHit(i - m + 1)) return;
+      k = disjoint ? 0 : (fail[k - 1] as number);
+    }
+  }
+}
+
+/** Where `needle` occurs in `ids` (line ids), KMP: linear however often the file repeats a line. */
+function eachLineRun(
+  ids: Int32Array,
+  needle: Int32Array,
+  from: number,
+  onHit: (line: number) => boolean,
+): void {
+  const m = needle.length;
+  if (m === 0) return;
+  const fail = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    const c = needle[i] as number;
+    while (k > 0 && needle[k] !== c) k = fail[k - 1] as number;
+    if (needle[k] === c) k++;
+    fail[i] = k;
+  }
+  for (let i = from, k = 0; i < ids.length; i++) {
+    const c = ids[i] as number;
+    while (k > 0 && needle[k] !== c) k = fail[k - 1] as number;
+    if (needle[k] === c) k++;
+    if (k === m) {
+      if (!onHit(i - m + 1)) return;
+      k = fail[k - 1] as number;
+    }
+  }
+}
+
 /** Lines, line offsets and indexes of one document, computed once per document version. */
 type DocIndex = {
   lines: string[];
   lineStarts: number[];
   /** Trimmed lines and where each occurs: built only when a line-based stage needs them. */
   trimmedLines?: { trimmed: string[]; byTrimmed: Map<string, number[]> };
+  /** Each line's trimmed text as a small integer, and the number of each trimmed text. */
+  trimmedIds?: { ids: Int32Array; idOf: Map<string, number> };
   normal?: NormalForm;
   raw?: string;
   crOffsets?: number[];
@@ -114,6 +221,24 @@ function trimmedOf(index: DocIndex): { trimmed: string[]; byTrimmed: Map<string,
   return index.trimmedLines;
 }
 
+function trimmedIdsOf(index: DocIndex): { ids: Int32Array; idOf: Map<string, number> } {
+  if (index.trimmedIds) return index.trimmedIds;
+  const { trimmed } = trimmedOf(index);
+  const ids = new Int32Array(trimmed.length);
+  const idOf = new Map<string, number>();
+  for (let i = 0; i < trimmed.length; i++) {
+    const t = trimmed[i] as string;
+    let id = idOf.get(t);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(t, id);
+    }
+    ids[i] = id;
+  }
+  index.trimmedIds = { ids, idOf };
+  return index.trimmedIds;
+}
+
 function lineAt(index: DocIndex, offset: number): number {
   let lo = 0;
   let hi = index.lineStarts.length - 1;
@@ -129,7 +254,11 @@ function lineEnd(index: DocIndex, line: number): number {
   return (index.lineStarts[line] as number) + (index.lines[line] as string).length;
 }
 
-type StageResult = { kind: "none" } | { kind: "many"; lines: number[] } | { kind: "one"; match: Match };
+/** `more`: the stage stopped collecting at MAX_REPORTED_MATCHES places. */
+type StageResult =
+  | { kind: "none" }
+  | { kind: "many"; lines: number[]; more?: boolean }
+  | { kind: "one"; match: Match };
 
 /** Search and replacement as whole lines: a trailing newline dropped, blank edge lines trimmed from the search. */
 function blockLines(search: string, replace: string): { search: string[]; replace: string[] } {
@@ -139,21 +268,28 @@ function blockLines(search: string, replace: string): { search: string[]; replac
     s.pop();
     if (r.length > 1 && r[r.length - 1] === "") r.pop();
   }
-  while (s.length > 0 && isBlank(s[0] as string)) {
-    s.shift();
-    if (r.length > 1 && isBlank(r[0] as string)) r.shift();
+  // Indexes, not shift(): a search text of thousands of blank lines must not cost their square.
+  let s0 = 0;
+  let r0 = 0;
+  while (s0 < s.length && isBlank(s[s0] as string)) {
+    s0++;
+    if (r.length - r0 > 1 && isBlank(r[r0] as string)) r0++;
   }
-  while (s.length > 0 && isBlank(s[s.length - 1] as string)) {
-    s.pop();
-    if (r.length > 1 && isBlank(r[r.length - 1] as string)) r.pop();
+  let s1 = s.length;
+  let r1 = r.length;
+  while (s1 > s0 && isBlank(s[s1 - 1] as string)) {
+    s1--;
+    if (r1 - r0 > 1 && isBlank(r[r1 - 1] as string)) r1--;
   }
-  if (r.length === 1 && r[0] === "") r.length = 0;
-  return { search: s, replace: r };
+  const kept = r.slice(r0, r1);
+  if (kept.length === 1 && kept[0] === "") kept.length = 0;
+  return { search: s.slice(s0, s1), replace: kept };
 }
 
+/** Up to MAX_REPORTED_MATCHES + 1 places (one more tells that there are more). */
 function occurrences(haystack: string, needle: string, from: number): number[] {
   const found: number[] = [];
-  for (let i = haystack.indexOf(needle, from); i !== -1; i = haystack.indexOf(needle, i + 1)) found.push(i);
+  eachOccurrence(haystack, needle, from, (i) => found.push(i) <= MAX_REPORTED_MATCHES);
   return found;
 }
 
@@ -190,15 +326,15 @@ function stageExact(
   const splits = (rawOffset: number) =>
     raw.charCodeAt(rawOffset - 1) === 13 && raw.charCodeAt(rawOffset) === 10;
   const spans: Array<[number, number]> = [];
-  for (const hit of occurrences(raw, search, 0)) {
+  eachOccurrence(raw, search, 0, (hit) => {
     const end = hit + search.length;
-    if (splits(hit) || splits(end)) continue;
+    if (splits(hit) || splits(end)) return true;
     const start = toText(hit);
-    if (start < from) continue;
-    spans.push([start, toText(end)]);
-  }
+    if (start < from) return true;
+    return spans.push([start, toText(end)]) <= MAX_REPORTED_MATCHES;
+  });
   if (spans.length === 0) return { kind: "none" };
-  if (spans.length > 1) return { kind: "many", lines: spans.map(([s]) => lineAt(index, s) + 1) };
+  if (spans.length > 1) return many(spans.map(([s]) => lineAt(index, s) + 1));
   const [start, end] = spans[0] as [number, number];
   return one(index, start, end, toLf(replace), "exact");
 }
@@ -223,6 +359,12 @@ function one(
   };
 }
 
+function many(lines: number[], cap = MAX_REPORTED_MATCHES): StageResult {
+  return lines.length > cap
+    ? { kind: "many", lines: lines.slice(0, cap), more: true }
+    : { kind: "many", lines };
+}
+
 function spanResult(
   index: DocIndex,
   hits: number[],
@@ -231,7 +373,7 @@ function spanResult(
   strategy: Strategy,
 ): StageResult {
   if (hits.length === 0) return { kind: "none" };
-  if (hits.length > 1) return { kind: "many", lines: hits.map((h) => lineAt(index, h) + 1) };
+  if (hits.length > 1) return many(hits.map((h) => lineAt(index, h) + 1));
   const start = hits[0] as number;
   return one(index, start, start + length, replacement, strategy);
 }
@@ -248,24 +390,43 @@ function stageLineEndings(
   return spanResult(index, occurrences(doc.text, lf, from), lf.length, toLf(replace), "line_endings");
 }
 
-function stageIndentation(index: DocIndex, search: string[], replace: string[], from: number): StageResult {
+function stageIndentation(
+  index: DocIndex,
+  search: string[],
+  replace: string[],
+  from: number,
+  budget: Budget,
+): StageResult {
   const first = search[0];
   if (first === undefined) return { kind: "none" };
-  // A native substring scan first: trimming every line of a large file would cost more than the search.
+  // A native substring scan first: when the first line occurs nowhere, trimming every line of a
+  // large file would cost more than the search.
   const head = first.trim();
-  const starts: number[] = [];
-  for (let i = 0; i < index.lines.length; i++) {
+  let seen = false;
+  for (let i = 0; i < index.lines.length && !seen; i++) {
     const line = index.lines[i] as string;
-    if (line.includes(head) && line.trim() === head) starts.push(i);
+    seen = line.includes(head) && line.trim() === head;
+  }
+  if (!seen) return { kind: "none" };
+  // Then whole runs of trimmed lines, as line ids: linear however often the file repeats itself.
+  const { ids, idOf } = trimmedIdsOf(index);
+  const needle = new Int32Array(search.length);
+  for (let j = 0; j < search.length; j++) {
+    const id = idOf.get((search[j] as string).trim());
+    if (id === undefined) return { kind: "none" };
+    needle[j] = id;
   }
   const found: Array<{ line: number; pairs: Array<readonly [string, string]> }> = [];
+  const starts: number[] = [];
+  eachLineRun(ids, needle, lineAt(index, from), (line) => {
+    if ((index.lineStarts[line] as number) < from) return true;
+    starts.push(line);
+    return true;
+  });
+  const cap = reportCap(search.length);
   for (const line of starts) {
-    if ((index.lineStarts[line] as number) < from || line + search.length > index.lines.length) continue;
-    let same = true;
-    for (let j = 1; j < search.length && same; j++) {
-      same = (index.lines[line + j] as string).trim() === (search[j] as string).trim();
-    }
-    if (!same) continue;
+    if (found.length > cap) break;
+    budget.spend(search.length, "indentation");
     const pairs: Array<readonly [string, string]> = [];
     for (let j = 0; j < search.length; j++) {
       const s = search[j] as string;
@@ -276,7 +437,11 @@ function stageIndentation(index: DocIndex, search: string[], replace: string[], 
     found.push({ line, pairs });
   }
   if (found.length === 0) return { kind: "none" };
-  if (found.length > 1) return { kind: "many", lines: found.map((f) => f.line + 1) };
+  if (found.length > 1)
+    return many(
+      found.map((f) => f.line + 1),
+      cap,
+    );
   const { line, pairs } = found[0] as { line: number; pairs: Array<readonly [string, string]> };
   const last = line + search.length - 1;
   const replacement = reindent(replace, {
@@ -307,6 +472,7 @@ function stageFormatting(
   search: string[],
   replace: string[],
   from: number,
+  budget: Budget,
 ): FormattingOutcome {
   index.normal ??= normalForm(doc.text);
   const file = index.normal;
@@ -318,7 +484,14 @@ function stageFormatting(
   const searchNonBlank = search.filter((l) => !isBlank(l)).length;
   const found: Array<{ first: number; last: number; pairs: Array<readonly [string, string]> }> = [];
   let refusedSpan: { fileLines: number; line: number } | undefined;
-  for (const k of occurrences(file.norm, needle.norm, 0)) {
+  const hits: number[] = [];
+  eachOccurrence(file.norm, needle.norm, 0, (k) => {
+    hits.push(k);
+    return true;
+  });
+  const cap = reportCap(needle.lineStarts.length);
+  for (const k of hits) {
+    if (found.length > cap) break;
     const start = file.map[k] as number;
     const end = (file.map[k + needle.norm.length - 1] as number) + 1;
     if (start < from) continue;
@@ -330,6 +503,7 @@ function stageFormatting(
       !onlySpaceBetween(end, lineEnd(index, last))
     )
       continue;
+    budget.spend(needle.lineStarts.length + last - first + 1, "formatting");
     if (fileLineStarts.size === 0)
       for (const ls of file.lineStarts) fileLineStarts.set(ls.normIndex, ls.indent);
     const pairs: Array<readonly [string, string]> = [];
@@ -346,7 +520,11 @@ function stageFormatting(
     }
     found.push({ first, last, pairs });
   }
-  if (found.length > 1) return { kind: "many", lines: found.map((f) => f.first + 1) };
+  if (found.length > 1)
+    return many(
+      found.map((f) => f.first + 1),
+      cap,
+    );
   if (found.length === 0) {
     return refusedSpan ? { kind: "span", searchLines: searchNonBlank, ...refusedSpan } : { kind: "none" };
   }
@@ -386,8 +564,9 @@ export function unescapeOnce(s: string): string {
   });
 }
 
-function describeLines(lines: number[]): string {
+function describeLines(lines: number[], more = false): string {
   const shown = lines.slice(0, 10).join(", ");
+  if (more) return `${shown}, … (more than ${lines.length} in all)`;
   return lines.length > 10 ? `${shown}, … (${lines.length} in all)` : shown;
 }
 
@@ -414,6 +593,7 @@ export function locate(
   }
   const tried: Strategy[] = [];
   let spanRefusal: { fileLines: number; searchLines: number; line: number } | undefined;
+  const budget = new Budget();
   const run = (s: string, r: string, allowed: readonly Strategy[]): StageResult => {
     const index = indexOf(doc);
     index.raw ??= doc.eols.includes("\r\n") ? rawText(doc) : doc.text;
@@ -423,9 +603,9 @@ export function locate(
       if (strategy === "exact") result = stageExact(doc, index, s, r, from);
       else if (strategy === "line_endings") result = stageLineEndings(doc, index, s, r, from);
       else if (strategy === "indentation")
-        result = stageIndentation(index, lines.search, lines.replace, from);
+        result = stageIndentation(index, lines.search, lines.replace, from, budget);
       else if (strategy === "formatting")
-        result = stageFormatting(doc, index, lines.search, lines.replace, from);
+        result = stageFormatting(doc, index, lines.search, lines.replace, from, budget);
       else continue;
       if (!tried.includes(strategy)) tried.push(strategy);
       if (result.kind === "span") {
@@ -436,20 +616,59 @@ export function locate(
     }
     return { kind: "none" };
   };
-  const ambiguous = (lines: number[], strategy: Strategy): MatchFailure => ({
+  const ambiguous = (lines: number[], strategy: Strategy, more = false): MatchFailure => ({
     code: "EMULTI_MATCH",
-    message: `${label} matches ${lines.length} places (starting at lines ${describeLines(lines)}) with the ${strategyLabel(strategy)} strategy; nothing was changed. Include more surrounding lines so it matches exactly one place.`,
+    message: `${label} matches ${more ? `more than ${lines.length}` : lines.length} places (starting at lines ${describeLines(lines, more)}) with the ${strategyLabel(strategy)} strategy; nothing was changed. Include more surrounding lines so it matches exactly one place.`,
     strategy,
     lines,
     tried: [...tried],
   });
+  try {
+    return locateWithin(
+      doc,
+      search,
+      replace,
+      strategies,
+      label,
+      from,
+      tried,
+      run,
+      ambiguous,
+      () => spanRefusal,
+    );
+  } catch (error) {
+    if (!(error instanceof BudgetExceeded)) throw error;
+    const searchLines = toLf(search).split("\n").length;
+    return {
+      code: "ETOO_LARGE",
+      message: `${label} (${searchLines} lines) could not be matched within the matcher's bound of ${MATCH_BUDGET} line comparisons per call: the ${strategyLabel(error.stage)} stage found it in too many places of this ${indexOf(doc).lines.length}-line file that repeats the same lines. Nothing was changed. Give a shorter ${label} that includes a line occurring only once in the file.`,
+      strategy: error.stage,
+      tried: [...tried],
+    };
+  }
+}
+
+type Run = (s: string, r: string, allowed: readonly Strategy[]) => StageResult;
+
+function locateWithin(
+  doc: TextDocument,
+  search: string,
+  replace: string,
+  strategies: readonly Strategy[],
+  label: string,
+  from: number,
+  tried: Strategy[],
+  run: Run,
+  ambiguous: (lines: number[], strategy: Strategy, more?: boolean) => MatchFailure,
+  spanRefused: () => { fileLines: number; searchLines: number; line: number } | undefined,
+): Match | MatchFailure {
   const first = run(
     search,
     replace,
     strategies.filter((s) => s !== "unescaped"),
   );
   if (first.kind === "one") return first.match;
-  if (first.kind === "many") return ambiguous(first.lines, tried[tried.length - 1] as Strategy);
+  if (first.kind === "many") return ambiguous(first.lines, tried[tried.length - 1] as Strategy, first.more);
   if (strategies.includes("unescaped") && ESCAPE.test(search)) {
     const s = unescapeOnce(search);
     if (s !== search && s.trim() !== "") {
@@ -462,12 +681,13 @@ export function locate(
       tried.splice(before);
       if (!tried.includes("unescaped")) tried.push("unescaped");
       if (again.kind === "one") return { ...again.match, via: again.match.strategy, strategy: "unescaped" };
-      if (again.kind === "many") return ambiguous(again.lines, "unescaped");
+      if (again.kind === "many") return ambiguous(again.lines, "unescaped", again.more);
     }
   }
   const candidate = closestCandidate(doc, search, from);
   const triedText = tried.map(strategyLabel).join(", ");
   let message = `${label} was not found in the file (tried: ${triedText}); nothing was changed.`;
+  const spanRefusal = spanRefused();
   if (spanRefusal) {
     message += ` A formatter-tolerant match at line ${spanRefusal.line} was refused: it spans ${spanRefusal.fileLines} non-blank lines, the search text ${spanRefusal.searchLines}.`;
   }
@@ -529,6 +749,28 @@ function likeness(probe: Set<number>, probeLength: number, line: string): number
 }
 
 const CANDIDATE_MAX_LINES = 40;
+/** Votes cast when looking for the closest candidate; past it the commonest lines do not vote. */
+const CANDIDATE_VOTE_BUDGET = 2_000_000;
+
+/**
+ * The most times a search line may occur in the file and still vote: every line when the votes fit
+ * the budget (the usual case), else only the rarer ones, which are the informative ones anyway.
+ */
+function voteLimit(counts: number[]): number {
+  let total = 0;
+  for (const c of counts) total += c;
+  if (total <= CANDIDATE_VOTE_BUDGET) return Number.POSITIVE_INFINITY;
+  const sorted = [...counts].sort((a, b) => a - b);
+  let spent = 0;
+  let limit = 0;
+  for (const c of sorted) {
+    // Lines tied with the one that does not fit stay out too: the limit is a count, not a position.
+    if (spent + c > CANDIDATE_VOTE_BUDGET) return Math.min(limit, c - 1);
+    spent += c;
+    limit = c;
+  }
+  return limit;
+}
 
 /** The window of the file that looks most like the search text, for an actionable ENO_MATCH. */
 export function closestCandidate(doc: TextDocument, search: string, from = 0): Candidate | undefined {
@@ -539,10 +781,14 @@ export function closestCandidate(doc: TextDocument, search: string, from = 0): C
   if (lines.length === 0) return undefined;
   const fromLine = lineAt(index, from);
   const votes = new Map<number, number>();
+  const { byTrimmed } = trimmedOf(index);
+  const limit = voteLimit(lines.map((l) => byTrimmed.get(l.trim())?.length ?? 0));
   lines.forEach((line, j) => {
     const t = line.trim();
     if (t.length < 2) return;
-    for (const i of trimmedOf(index).byTrimmed.get(t) ?? []) {
+    const where = byTrimmed.get(t) ?? [];
+    if (where.length > limit) return;
+    for (const i of where) {
       const start = i - j;
       if (start < fromLine) continue;
       votes.set(start, (votes.get(start) ?? 0) + 1);
