@@ -120,6 +120,21 @@ describe("lsp_rename applies a server's workspace edit only when every file pass
     }
   });
 
+  it("writes a file named twice (itself and a link to it) once, with both edits", async () => {
+    const root = project({ "a.txt": "alpha beta\n" });
+    symlinkSync(path.join(root, "a.txt"), path.join(root, "link.txt"));
+    const out = await rename(root, {
+      changes: {
+        [uri(path.join(root, "a.txt"))]: head("omega"),
+        [uri(path.join(root, "link.txt"))]: [
+          { range: { start: { line: 0, character: 6 }, end: { line: 0, character: 10 } }, newText: "gamma" },
+        ],
+      },
+    });
+    expect(out).toMatchObject({ kind: "lsp_rename", applied: true, edit_count: 2 });
+    expect(read(root, "a.txt")).toBe("omega gamma\n");
+  });
+
   it("refuses file creations, renames and deletions, naming each, and writes nothing", async () => {
     const root = project({ "a.txt": "alpha one\n" });
     const out = await rename(root, {

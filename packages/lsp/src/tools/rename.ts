@@ -9,7 +9,7 @@ import {
   ToolbeltError,
   type ToolContext,
 } from "@toolbelt/core";
-import type { WorkspaceEdit } from "vscode-languageserver-protocol";
+import type { TextEdit, WorkspaceEdit } from "vscode-languageserver-protocol";
 import { z } from "zod";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
@@ -113,24 +113,31 @@ export function renameTool(opts: LspFamilyOptions) {
         { signal: ctx.signal },
       );
       const { files: byFile, refused } = editsByFile(edit);
-      // Each target goes through the session's resolver (symlinks included), whatever URI the server wrote.
-      const resolved: Array<{ file: (typeof byFile)[number]; abs: string; rel: string; exists: boolean }> =
-        [];
+      // Each target goes through the session's resolver (symlinks included), whatever URI the server
+      // wrote; two URIs naming one file (a link and its target) become one entry, so the file is
+      // locked and written once.
+      const byReal = new Map<string, { edits: TextEdit[]; abs: string; rel: string; exists: boolean }>();
       const outside: RefusedChange[] = [];
       for (const file of byFile) {
+        let r: ReturnType<ToolContext["resolve"]>;
         try {
-          const r = ctx.resolve(file.abs);
-          resolved.push({ file, abs: r.abs, rel: r.rel, exists: r.exists });
-        } catch {
+          r = ctx.resolve(file.abs);
+        } catch (error) {
+          if (!ToolbeltError.isInstance(error) || error.code !== "EPATH_ESCAPE") throw error;
           outside.push({ target: file.abs, why: "outside the project root" });
+          continue;
         }
+        const entry = byReal.get(r.abs) ?? { edits: [], abs: r.abs, rel: r.rel, exists: r.exists };
+        entry.edits.push(...file.edits);
+        byReal.set(r.abs, entry);
       }
+      const resolved = [...byReal.values()];
       if (outside.length) throw refusal("EPATH_ESCAPE", [...outside, ...refused]);
       if (refused.length) throw refusal("EUNAVAILABLE", refused);
       if (!edit || byFile.length === 0)
         throw new ToolbeltError("ENO_MATCH", `nothing to rename at ${targetLabel(target)}`);
       const planned: PlannedFile[] = [];
-      for (const { file, abs, rel, exists } of resolved) {
+      for (const { edits, abs, rel, exists } of resolved) {
         if (!exists)
           throw new ToolbeltError("ENOENT", `the rename edits a missing file: ${rel}; nothing was changed`);
         const before = backend.text(abs) ?? (await readFile(abs, "utf8"));
@@ -138,9 +145,9 @@ export function renameTool(opts: LspFamilyOptions) {
           abs,
           rel,
           before,
-          after: applyTextEdits(before, file.edits, rel),
-          edits: file.edits.length,
-          lines: changedLines(file.edits),
+          after: applyTextEdits(before, edits, rel),
+          edits: edits.length,
+          lines: changedLines(edits),
         });
       }
       planned.sort((a, b) => (a.rel < b.rel ? -1 : 1));
