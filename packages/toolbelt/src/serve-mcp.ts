@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -79,6 +80,12 @@ export async function serveMcp(
     return result as { action: string; content?: Record<string, unknown> };
   };
 
+  // The tools/call being run, so an approval it asks for is withdrawn (the elicitation cancelled)
+  // when the client cancels the call: the session's approver itself gets no signal.
+  const callSignal = new AsyncLocalStorage<AbortSignal>();
+  const elicitForCall: Elicit = (message, schema, signal) =>
+    elicit(message, schema, signal ?? callSignal.getStore());
+
   let logLevel: string | undefined;
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     logLevel = request.params.level;
@@ -95,7 +102,7 @@ export async function serveMcp(
         capabilities: canElicit ? ["ask_user"] : [],
         ...(canElicit
           ? {
-              approve: (prompt: ApprovalPrompt) => approveByElicitation(elicit, prompt),
+              approve: (prompt: ApprovalPrompt) => approveByElicitation(elicitForCall, prompt),
               ask: (request: QuestionRequest, signal: AbortSignal) =>
                 askByElicitation(elicit, request, signal),
             }
@@ -135,9 +142,9 @@ export async function serveMcp(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const s = await sessionOrError();
-    const { payload, text } = await s.callWithText(request.params.name, request.params.arguments ?? {}, {
-      signal: extra.signal,
-    });
+    const { payload, text } = await callSignal.run(extra.signal, () =>
+      s.callWithText(request.params.name, request.params.arguments ?? {}, { signal: extra.signal }),
+    );
     return {
       content: [{ type: "text" as const, text }],
       structuredContent: payload,

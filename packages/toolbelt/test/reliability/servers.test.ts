@@ -3,6 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, REPO } from "../cli-harness.js";
@@ -174,6 +177,58 @@ describe("serve --mcp: hostile JSON-RPC input", () => {
       expect(mcp.running).toBe(true);
     } finally {
       await mcp.stop();
+    }
+  }, 60_000);
+});
+
+describe("serve --mcp: a cancelled call's approval", () => {
+  it("denies the approval at once (cancelling its elicitation) when the client cancels the tools/call", async () => {
+    const { root, config } = project();
+    const client = new Client(
+      { name: "servers-test", version: "1" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    let asked = false;
+    // A person who never answers: only withdrawing the approval ends the wait.
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (_request, extra) =>
+        new Promise((resolve) => {
+          asked = true;
+          extra.signal.addEventListener("abort", () => resolve({ action: "cancel" }));
+        }),
+    );
+    const events: Array<{ type?: string; approved?: boolean; by?: string }> = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      events.push(n.params.data as { type?: string });
+    });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, "serve", "--mcp", "--root", root, "--config", config],
+        stderr: "pipe",
+      }),
+    );
+    try {
+      await client.setLoggingLevel("debug");
+      const caller = new AbortController();
+      const call = client
+        .callTool({ name: "touch_marker", arguments: { name: "m.txt" } }, undefined, {
+          signal: caller.signal,
+        })
+        .catch((error: unknown) => error);
+      await until(() => asked || undefined, "the elicitation");
+      caller.abort();
+      await call;
+      const resolved = await until(
+        () => events.find((e) => e.type === "approval_resolved"),
+        "approval_resolved",
+      );
+      expect(resolved.approved).toBe(false);
+      expect(resolved.by).toContain("abort");
+      expect(existsSync(path.join(root, "m.txt"))).toBe(false);
+    } finally {
+      await client.close();
     }
   }, 60_000);
 });
