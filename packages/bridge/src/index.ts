@@ -7,7 +7,14 @@ export {
   type ConnectClientOptions,
   connectClient,
 } from "./client.js";
-export { type Attachment, CLIENT_FAMILY, ClientToolHub, type HubOptions, normaliseResult } from "./hub.js";
+export {
+  type Attachment,
+  CLIENT_FAMILY,
+  ClientToolHub,
+  type HubOptions,
+  MAX_ATTACHMENTS,
+  normaliseResult,
+} from "./hub.js";
 export { checkQuestionResponse, PendingRequests } from "./pending.js";
 export { readSse, type SseMessage } from "./sse.js";
 export type {
