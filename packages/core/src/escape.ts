@@ -80,6 +80,7 @@ export function escapeText(text: string, options: EscapeOptions = {}): string {
 }
 
 const WHITESPACE = /\s/u;
+const EDGE_SPACE = /^\s|\s$/u;
 /** The parser's note suffix, `name (image)`: a name ending like that has that space escaped. */
 const NOTE_SUFFIX = / \([^()]*\)$/;
 
@@ -89,6 +90,7 @@ const NOTE_SUFFIX = / \([^()]*\)$/;
  * leading `# ` (a header line) and a trailing ` (…)` (a note). Reversible with `unescapeText`.
  */
 export function escapeName(name: string): string {
+  if (!EDGE_SPACE.test(name) && !NOTE_SUFFIX.test(name) && !name.startsWith("# ")) return escapeText(name);
   const chars = Array.from(name);
   let lead = 0;
   while (lead < chars.length && WHITESPACE.test(chars[lead] as string)) lead++;
@@ -97,7 +99,6 @@ export function escapeName(name: string): string {
   const note = NOTE_SUFFIX.exec(name);
   const noteSpace = note ? Array.from(name.slice(0, note.index)).length : -1;
   const hash = chars[0] === "#" && chars[1] === " ";
-  if (lead === 0 && trail === chars.length && !note && !hash) return escapeText(name);
   return escapeCodePoints(chars, {}, (i) => i < lead || i >= trail || i === noteSpace || (hash && i === 0));
 }
 
