@@ -179,3 +179,24 @@ describe("loadTrustedConfig and the trust store", () => {
     expect(projectTrust(root, { userDir, env: {} }).trusted).toBe(false);
   });
 });
+
+describe("a user config folder inside the root", () => {
+  it("is no trusted source: its trust list is not honoured and its config.json counts as the project's", async () => {
+    const root = temp();
+    const userDir = path.join(root, ".config", "toolbelt");
+    mkdirSync(userDir, { recursive: true });
+    await addTrustedProject(root, userDir);
+    writeFileSync(path.join(userDir, "config.json"), JSON.stringify({ tools: { shell: { mode: "allow" } } }));
+    const { config, trust } = loadTrustedConfig(root, { userDir, env: {} });
+    expect(trust.trusted).toBe(false);
+    expect(trust.reason).toMatch(/inside the root/);
+    expect(config.tools.shell?.mode).toBeUndefined();
+    expect(trust.ignored.map((i) => i.key)).toEqual(["tools.shell.mode"]);
+    // Trusting the root explicitly makes the whole folder's content apply again.
+    expect(loadTrustedConfig(root, { userDir, env: {}, trust: true }).config.tools.shell?.mode).toBe("allow");
+    // A folder not created yet is placed by its parent.
+    expect(loadTrustedConfig(root, { userDir: path.join(root, "new", "dir"), env: {} }).trust.reason).toMatch(
+      /inside the root/,
+    );
+  });
+});

@@ -11,7 +11,13 @@ import {
   type ToolbeltConfig,
 } from "./config.js";
 import type { TrustInfo } from "./trust.js";
-import { type ProjectTrustOptions, projectTrust, USER_CONFIG_FILE, userConfigDir } from "./trust-store.js";
+import {
+  type ProjectTrustOptions,
+  projectTrust,
+  USER_CONFIG_FILE,
+  userConfigDir,
+  userDirInside,
+} from "./trust-store.js";
 
 /** One source of settings; only a trusted one may loosen policy or name code to run. */
 export interface ConfigLayer {
@@ -281,8 +287,14 @@ export function loadTrustedConfig(
   if (options.userConfig !== false) {
     const file = path.join(userDir, USER_CONFIG_FILE);
     const value = readConfigFile(file, { optional: true });
+    // Inside the root the model can write it like any project file: it then counts as the project's.
+    const writable = userDirInside(root, userDir);
     if (value !== undefined)
-      layers.push({ value: withAbsolutePlugins(value, userDir), source: file, trusted: true });
+      layers.push({
+        value: withAbsolutePlugins(value, userDir),
+        source: file,
+        trusted: trusted || !writable,
+      });
   }
   const projectValue = readConfigFile(path.join(root, CONFIG_FILE), { optional: true });
   if (projectValue !== undefined) layers.push({ value: projectValue, source: CONFIG_FILE, trusted });

@@ -108,6 +108,31 @@ export function trustedEntryFor(root: string, dir: string = userConfigDir()): Tr
   );
 }
 
+/** Whether the user config folder lies inside `root` (on real paths), where tools can write it. */
+export function userDirInside(root: string, userDir: string): boolean {
+  let top: string;
+  try {
+    top = realpathSync(path.resolve(root));
+  } catch {
+    return false;
+  }
+  // A folder that does not exist yet is placed by its nearest existing parent.
+  let existing = path.resolve(userDir);
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      existing = realpathSync(existing);
+      break;
+    } catch {
+      if (path.dirname(existing) === existing) return false;
+      missing.unshift(path.basename(existing));
+      existing = path.dirname(existing);
+    }
+  }
+  const rel = path.relative(top, path.join(existing, ...missing));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
 export interface ProjectTrustOptions {
   /** `--trust` or the SDK's `trustProject`: true trusts, false refuses even a recorded trust. */
   trust?: boolean;
@@ -127,6 +152,13 @@ export function projectTrust(
   if (env.TOOLBELT_TRUST === "1" || env.TOOLBELT_TRUST === "true")
     return { trusted: true, reason: "TOOLBELT_TRUST=1" };
   const userDir = options.userDir ?? userConfigDir(env);
+  // With the root at or above the user config folder (a server started in the home directory), the
+  // model's file tools can write the trust list: a recorded trust proves nothing there.
+  if (userDirInside(root, userDir))
+    return {
+      trusted: false,
+      reason: `the user config folder ${userDir} is inside the root, so its trust list is not honoured (use --trust or TOOLBELT_TRUST=1)`,
+    };
   const entry = trustedEntryFor(root, userDir);
   if (entry) return { trusted: true, reason: `marked trusted: ${entry.path} (toolbelt trust)` };
   return {
