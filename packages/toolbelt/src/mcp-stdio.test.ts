@@ -64,6 +64,19 @@ describe("LineTransport", () => {
     expect(h.received).toEqual([]);
   });
 
+  it("refuses a message nested deeper than the bound before parsing it", async () => {
+    const h = harness(1024 * 1024);
+    await h.transport.start();
+    h.input.write(
+      `{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":${"[".repeat(200)}${"]".repeat(200)}}}\n`,
+    );
+    await tick();
+    expect(h.sent).toEqual([
+      { jsonrpc: "2.0", id: 4, error: { code: -32600, message: expect.stringContaining("deeper than 128") } },
+    ]);
+    expect(h.received).toEqual([]);
+  });
+
   it("closes when its input ends", async () => {
     const h = harness(1024);
     let closed = false;

@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
 
 /** The largest JSON-RPC message `serve --mcp` reads (TOOLBELT_MCP_MAX_MESSAGE_BYTES overrides it). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -141,6 +142,12 @@ export class LineTransport implements Transport {
     this.#chunks = [];
     this.#size = 0;
     if (line.trim() === "") return;
+    if (nestsDeeperThan(line)) {
+      const message = `Invalid Request: the message nests deeper than ${MAX_JSON_DEPTH} levels`;
+      this.#log(`mcp: ${message}`);
+      this.#reply(topLevelId(line.slice(0, HEAD_BYTES)), INVALID_REQUEST, message);
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(line);

@@ -13,6 +13,7 @@ import {
   type ToolbeltEvent,
 } from "@toolbelt/core";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
 
 /*
  * `toolbelt serve --http`: sessions over HTTP, their events as Server-Sent Events, client-brought
@@ -465,6 +466,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (text.trim() === "") return undefined;
+  if (nestsDeeperThan(text))
+    throw new HttpError(400, "EINVAL_INPUT", `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

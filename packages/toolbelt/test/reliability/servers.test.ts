@@ -161,7 +161,7 @@ describe("serve --mcp: hostile JSON-RPC input", () => {
     }
   }, 60_000);
 
-  it("answers a malformed line with -32700 and id null, and a non-JSON-RPC one with -32600", async () => {
+  it("answers a malformed line with -32700 and id null, a non-JSON-RPC or too-deep one with -32600", async () => {
     const { root } = project();
     const mcp = new RawMcp(root);
     try {
@@ -172,6 +172,16 @@ describe("serve --mcp: hostile JSON-RPC input", () => {
       await mcp.write('{"jsonrpc":"2.0","id":6,"method":42}\n');
       const invalid = await mcp.reply((m) => m.error?.code === -32600, "a -32600 reply");
       expect(invalid.id).toBe(6);
+      // Deep enough to overflow the stack of schema validation: refused before it is parsed.
+      const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+      await mcp.write(
+        `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_file","arguments":{"path":${deep}}}}\n`,
+      );
+      const tooDeep = await mcp.reply((m) => m.id === 8, "the answer to the deep message");
+      expect(tooDeep.error).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining("deeper than 128"),
+      });
       await mcp.send({ id: 7, method: "tools/list" });
       expect((await mcp.reply((m) => m.id === 7, "tools/list after the bad lines")).result).toBeDefined();
       expect(mcp.running).toBe(true);
@@ -290,7 +300,7 @@ describe("serve --http: malformed input, disconnects and other attachments", () 
     await server?.stop();
   });
 
-  it("answers a malformed percent-encoding anywhere in the path with 400, not 500", async () => {
+  it("answers a malformed percent-encoding anywhere in the path, and a too-deep body, with 400", async () => {
     for (const [method, route] of [
       ["GET", "/api/sessions/%E0%A4%A/tools"],
       ["DELETE", "/api/sessions/%E0%A4%A"],
@@ -305,6 +315,15 @@ describe("serve --http: malformed input, disconnects and other attachments", () 
         code: "EINVAL_INPUT",
       });
     }
+    // A body nested deep enough to overflow schema validation's stack is refused at the door.
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const response = await fetch(`${server.url}/api/sessions/${sid}/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body: `{"tool":"read_file","input":{"path":${deep}}}`,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("deeper than 128 levels");
     // Still serving.
     expect((await api("GET", `/api/sessions/${sid}/tools`)).status).toBe(200);
   });
