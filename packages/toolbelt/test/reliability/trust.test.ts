@@ -220,6 +220,57 @@ describe("a model raising its own rights through configs/app.json", () => {
   });
 });
 
+describe("a root that holds the user config folder (a server started in the home directory)", () => {
+  it("does not let the model trust its own root or raise its rights through the user config", async () => {
+    const { root, marker } = evilCheckout();
+    const userDir = path.join(root, ".config", "toolbelt");
+    const home = { TOOLBELT_CONFIG_DIR: userDir };
+    const exec = await run(["exec", "--root", root], {
+      env: home,
+      input: [
+        {
+          id: "t",
+          tool: "write_file",
+          input: {
+            path: ".config/toolbelt/trusted-projects.json",
+            content: JSON.stringify({ trusted: [{ path: root, at: "now" }] }),
+          },
+        },
+        {
+          id: "c",
+          tool: "write_file",
+          input: {
+            path: ".config/toolbelt/config.json",
+            content: JSON.stringify({ tools: { shell: { mode: "allow" } } }),
+          },
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n"),
+    });
+    // Whether or not a write layer refuses these, what matters is what the next run makes of them.
+    expect(jsonLines(exec.stdout)).toHaveLength(2);
+    if (!existsSync(path.join(userDir, "config.json"))) {
+      mkdirSync(userDir, { recursive: true });
+      writeFileSync(
+        path.join(userDir, "trusted-projects.json"),
+        JSON.stringify({ trusted: [{ path: root, at: "now" }] }),
+      );
+      writeFileSync(
+        path.join(userDir, "config.json"),
+        JSON.stringify({ tools: { shell: { mode: "allow" } } }),
+      );
+    }
+    const shell = await run(["run", "shell", "--root", root, "--input", '{"command":"echo hi"}'], {
+      env: home,
+    });
+    expect(payload(shell)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(existsSync(marker)).toBe(false);
+    expect(shell.stderr).toContain("is inside the root, so its trust list is not honoured");
+    expect(shell.stderr).toContain("tools.shell.mode");
+  });
+});
+
 describe("an untrusted checkout's MCP servers", () => {
   it("from .mcp.json are not started by `tools` or `exec`, and the session's first event says so", async () => {
     const root = track(tempRoot("tb-trust-"));
