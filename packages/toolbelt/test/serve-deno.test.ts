@@ -119,11 +119,11 @@ describe.skipIf(!HAVE_DENO || !BUILT)(
     it("runs `run` and `exec`", () => {
       const run = execFileSync(
         DENO,
-        ["run", "-A", BIN, "run", "slow_wait", "--root", root, "--input", '{"ms":1}'],
+        ["run", "-A", BIN, "run", "slow_wait", "--trust", "--root", root, "--input", '{"ms":1}'],
         { cwd: REPO, encoding: "utf8" },
       );
       expect(JSON.parse(run)).toEqual({ kind: "waited", ms: 1 });
-      const exec = spawnSync(DENO, ["run", "-A", BIN, "exec", "--root", root], {
+      const exec = spawnSync(DENO, ["run", "-A", BIN, "exec", "--trust", "--root", root], {
         cwd: REPO,
         encoding: "utf8",
         input: `${JSON.stringify({ id: "1", tool: "slow_wait", input: { ms: 1 } })}\n${JSON.stringify({ id: "2", tool: "nope", input: {} })}\n`,
