@@ -1,4 +1,5 @@
 import type { PermissionMode, ToolbeltConfig } from "./config.js";
+import { testLinesSafely } from "./safe-regex.js";
 import type { Access } from "./tool.js";
 
 /** What the default policy does per kind of access: the shell asks, everything inside the root else runs. */
@@ -38,7 +39,12 @@ export function decide(subject: PolicySubject, config: ToolbeltConfig, allow: Re
     const list = entries[key]?.allowlist;
     if (!list) continue;
     const patterns = list.map((p) => new RegExp(p));
-    const outside = subject.paths.find((p) => !patterns.some((re) => re.test(p)));
+    // An untrusted project's allowlist applies (it only tightens), so its patterns are caller input:
+    // matched under the regex budget, and a pattern over it refuses the call (ETIMEOUT).
+    const hits = patterns.map((re, i) =>
+      testLinesSafely(re, subject.paths, { what: `tools.${key}.allowlist[${i}]` }),
+    );
+    const outside = subject.paths.find((_p, j) => !hits.some((h) => h[j]));
     if (outside !== undefined) {
       return {
         mode: "deny",

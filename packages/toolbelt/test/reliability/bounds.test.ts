@@ -3,7 +3,7 @@
 // whose search text is 20k lines of a 100k-line file. Before the fix each of these held the process
 // for minutes (a search ignored SIGTERM for 11.5 min; an edit took 70–109 s and blocked serve --http).
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, jsonLines, tempRoot } from "../cli-harness.js";
@@ -116,6 +116,26 @@ describe("regex bounds: shell_session filter", () => {
     await answer("kill");
     child.stdin.end();
     await new Promise((r) => child.once("exit", r));
+  });
+});
+
+describe("regex bounds: an untrusted project's allowlist", () => {
+  it("refuses the call with ETIMEOUT naming the pattern instead of hanging on it", async () => {
+    // An allowlist only tightens, so an untrusted checkout's applies: its patterns are attacker input.
+    const root = tempRoot("tb-bounds-");
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(
+      path.join(root, "configs/app.json"),
+      JSON.stringify({ tools: { files: { allowlist: ["^(a+)+$"] } } }),
+    );
+    writeFileSync(path.join(root, `${EVIL}!`), "hi\n");
+    const answers = await exec(
+      root,
+      line("evil", "read_file", { path: `${EVIL}!` }) + line("next", "list_dir", { path: "." }),
+    );
+    expect(answers[0]?.result).toMatchObject({ kind: "error", code: "ETIMEOUT" });
+    expect(String(answers[0]?.result.message)).toContain("tools.files.allowlist[0] /^(a+)+$/ did not finish");
+    expect(answers[1]?.id).toBe("next");
   });
 });
 
