@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fingerprintOf, type ResolvedPath, ToolbeltError, type ToolContext } from "@toolbelt/core";
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
+import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import {
   decodeDocument,
   type EolStyle,
@@ -92,33 +92,98 @@ export async function loadFile(ctx: ToolContext, abs: string, rel: string): Prom
 }
 
 const DIFF_MAX_LINES = 400;
+const DIFF_CONTEXT = 3;
+/** Past this many edit steps the minimal diff is not searched for: the changed span is shown as removed and added. */
+const DIFF_MAX_EDIT_LENGTH = 2000;
+const NO_NEWLINE = "\\ No newline at end of file";
 
-export function unifiedDiff(rel: string, before: string, after: string, created: boolean): string {
-  const patch = createTwoFilesPatch(
-    created ? "/dev/null" : `a/${rel}`,
-    `b/${rel}`,
-    before,
-    after,
-    undefined,
-    undefined,
-    {
-      context: 3,
-      headerOptions: FILE_HEADERS_ONLY,
-    },
-  );
-  const lines = patch.split("\n");
-  if (lines.length <= DIFF_MAX_LINES) return patch;
-  return `${lines.slice(0, DIFF_MAX_LINES).join("\n")}\n… diff truncated: ${lines.length} lines (capped at ${DIFF_MAX_LINES} lines)\n`;
+type Hunk = { oldStart: number; oldLines: number; newStart: number; newLines: number; lines: string[] };
+
+export type DiffSummary = { diff: string; added: number; removed: number };
+
+/** Lines with their terminators, so a missing final newline is a difference like any other. */
+function splitKeepingEnds(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-function countChanges(diff: string): { added: number; removed: number } {
+/** One hunk of `old` → `next` (both windows of whole lines) without searching for a minimal diff. */
+function replacementHunk(old: string[], next: string[], start: number, lead: number, trail: number): Hunk {
+  const lines: string[] = [];
+  const push = (prefix: string, line: string) => {
+    if (line.endsWith("\n")) lines.push(prefix + line.slice(0, -1));
+    else lines.push(prefix + line, NO_NEWLINE);
+  };
+  for (const line of old.slice(0, lead)) push(" ", line);
+  for (const line of old.slice(lead, old.length - trail)) push("-", line);
+  for (const line of next.slice(lead, next.length - trail)) push("+", line);
+  for (const line of old.slice(old.length - trail)) push(" ", line);
+  const hunk = {
+    oldStart: start + 1,
+    oldLines: old.length,
+    newStart: start + 1,
+    newLines: next.length,
+    lines,
+  };
+  if (hunk.oldLines === 0) hunk.oldStart -= 1;
+  if (hunk.newLines === 0) hunk.newStart -= 1;
+  return hunk;
+}
+
+/**
+ * The unified diff of an edit, costing the size of the change rather than the file: the common head and
+ * tail are cut off first (linear), the minimal diff is searched only inside the changed window and only up
+ * to a bounded edit length, and past that the window is shown as removed and added. Counts come from the
+ * hunks, so they stay right when the text is truncated for display.
+ */
+export function unifiedDiff(rel: string, before: string, after: string, created: boolean): DiffSummary {
+  const old = splitKeepingEnds(before);
+  const next = splitKeepingEnds(after);
+  let head = 0;
+  while (head < old.length && head < next.length && old[head] === next[head]) head++;
+  let tail = 0;
+  while (
+    tail < old.length - head &&
+    tail < next.length - head &&
+    old[old.length - 1 - tail] === next[next.length - 1 - tail]
+  )
+    tail++;
+  const start = Math.max(0, head - DIFF_CONTEXT);
+  const keepTail = Math.min(tail, DIFF_CONTEXT);
+  const oldWindow = old.slice(start, old.length - tail + keepTail);
+  const newWindow = next.slice(start, next.length - tail + keepTail);
+  let hunks: Hunk[];
+  if (head === old.length && head === next.length) {
+    hunks = [];
+  } else {
+    const found = structuredPatch("", "", oldWindow.join(""), newWindow.join(""), undefined, undefined, {
+      context: DIFF_CONTEXT,
+      maxEditLength: DIFF_MAX_EDIT_LENGTH,
+    });
+    hunks = found
+      ? found.hunks.map((h) => ({ ...h, oldStart: h.oldStart + start, newStart: h.newStart + start }))
+      : [replacementHunk(oldWindow, newWindow, start, head - start, keepTail)];
+  }
   let added = 0;
   let removed = 0;
-  for (const line of diff.split("\n")) {
-    if (line.startsWith("+") && !line.startsWith("+++")) added++;
-    else if (line.startsWith("-") && !line.startsWith("---")) removed++;
-  }
-  return { added, removed };
+  for (const hunk of hunks)
+    for (const line of hunk.lines) {
+      if (line.startsWith("+")) added++;
+      else if (line.startsWith("-")) removed++;
+    }
+  const patch = formatPatch(
+    {
+      oldFileName: created ? "/dev/null" : `a/${rel}`,
+      newFileName: `b/${rel}`,
+      oldHeader: undefined,
+      newHeader: undefined,
+      hunks,
+    },
+    FILE_HEADERS_ONLY,
+  );
+  const lines = patch.split("\n");
+  if (lines.length <= DIFF_MAX_LINES) return { diff: patch, added, removed };
+  const shown = `${lines.slice(0, DIFF_MAX_LINES).join("\n")}\n… diff truncated: ${lines.length} lines (capped at ${DIFF_MAX_LINES} lines)\n`;
+  return { diff: shown, added, removed };
 }
 
 export type PendingWrite = { file: LoadedFile; after: TextDocument; strategies: string[] };
@@ -165,7 +230,7 @@ export async function commitAll(
   }
   const edits = pending.map((p): FileEdit => {
     const created = !p.file.exists;
-    const diff = unifiedDiff(p.file.rel, p.file.doc.text, p.after.text, created);
+    const { diff, added, removed } = unifiedDiff(p.file.rel, p.file.doc.text, p.after.text, created);
     return {
       path: p.file.rel,
       created,
@@ -174,7 +239,8 @@ export async function commitAll(
       replacements: p.strategies.length,
       eol: eolStyle(p.after),
       bom: p.after.bom,
-      ...countChanges(diff),
+      added,
+      removed,
       diff,
     };
   });

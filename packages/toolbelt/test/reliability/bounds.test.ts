@@ -172,7 +172,13 @@ describe("edit bounds: a 100k-line file and a 20k-line old_text", () => {
       line("fuzzy", "edit_file", { path: "big.ts", old_text: fuzzy.join("\n"), new_text: "x" }) +
       line("near", "edit_file", { path: "same.ts", old_text: near.join("\n"), new_text: "x" }) +
       line("many", "edit_file", { path: "same.ts", old_text: reindented.join("\n"), new_text: "x" }) +
-      line("read", "read_file", { path: "big.ts", offset: 50_001, limit: 1 });
+      line("read", "read_file", { path: "big.ts", offset: 50_001, limit: 1 }) +
+      // 20k lines become one: the diff of the answer is bounded by the change, not a minimal-diff search.
+      line("collapse", "edit_file", {
+        path: "big.ts",
+        old_text: distinct.slice(70_000, 70_000 + M).join("\n"),
+        new_text: "  collapsed();",
+      });
     const answers = await exec(root, input, [], {} as typeof JS);
     const by = Object.fromEntries(answers.map((a) => [a.id, a.result]));
     expect(by.exact, JSON.stringify(by.exact).slice(0, 300)).toMatchObject({
@@ -184,6 +190,9 @@ describe("edit bounds: a 100k-line file and a 20k-line old_text", () => {
     expect(by.many).toMatchObject({ kind: "error", code: "EMULTI_MATCH" });
     expect(String(by.many?.message)).toMatch(/matches more than \d+ places/);
     expect(String(by.read?.content)).toContain("changed();");
+    expect(by.collapse).toMatchObject({ kind: "edit_result", strategy: "exact" });
+    const collapsed = (by.collapse as { files: Array<{ added: number; removed: number }> }).files[0];
+    expect(collapsed).toMatchObject({ added: 1, removed: M });
   });
 });
 
