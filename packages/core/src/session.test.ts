@@ -115,6 +115,19 @@ describe("session.call", () => {
     expect(String(result.message)).toContain("nested.n");
   });
 
+  it("refuses input nested past the depth bound with EINVAL_INPUT naming it, cycles included", async () => {
+    const s = await session();
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const result = await s.call("echo", { text: "x", nested: deep });
+    expect(result).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
+    expect(String(result.message)).toContain("nested more than 128 levels");
+    const cyclic: Record<string, unknown> = { text: "x" };
+    cyclic.self = cyclic;
+    expect(await s.call("echo", cyclic)).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
+    expect(await s.call("echo", { text: "x", nested: { n: 1 } })).toMatchObject({ kind: "echo" });
+  });
+
   it("answers an unknown tool with EUNKNOWN_TOOL listing what exists", async () => {
     const s = await session();
     const result = await s.call("nope", {});

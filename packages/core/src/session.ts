@@ -820,7 +820,31 @@ function withoutNulls(value: unknown): unknown {
   return out;
 }
 
+/** Deeper inputs are refused before validation, whose recursion they would otherwise overflow. */
+export const MAX_INPUT_DEPTH = 128;
+
+/** The nesting depth of a JSON-like value, walked without recursion (so it cannot overflow itself). */
+function depthOf(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 function validate(schema: z.ZodType, input: unknown): unknown {
+  if (depthOf(input, MAX_INPUT_DEPTH) > MAX_INPUT_DEPTH) {
+    throw new ToolbeltError(
+      "EINVAL_INPUT",
+      `input is nested more than ${MAX_INPUT_DEPTH} levels deep (the bound on tool inputs)`,
+      { details: { field: "(input)", limit: MAX_INPUT_DEPTH } },
+    );
+  }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   // Strict provider schemas make optional fields nullable; null there means "not given". Only when the
