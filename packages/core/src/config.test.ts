@@ -44,7 +44,8 @@ describe("config", () => {
       fileWriteMaxBytes: 2 * 1024 * 1024,
     });
     expect(sandboxMode(config)).toBe("best-effort");
-    expect(toolSearchMode(config)).toBe("off");
+    expect(toolSearchMode(config)).toBe("auto");
+    expect(toolSearchMode(parseConfig({ agent: { tool_search: false } }))).toBe("off");
   });
 
   it("names the failing key and what was expected", () => {

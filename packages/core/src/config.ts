@@ -227,7 +227,9 @@ export type ToolSearchMode = "off" | "on" | "auto";
 
 export function toolSearchMode(config: ToolbeltConfig): ToolSearchMode {
   const v = config.agent.tool_search;
-  if (v === undefined || v === false) return "off";
+  // On by default: auto costs nothing until deferrable schemas outgrow their share of the context.
+  if (v === undefined) return "auto";
+  if (v === false) return "off";
   if (v === true) return "on";
   return v;
 }

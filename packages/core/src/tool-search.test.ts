@@ -66,9 +66,8 @@ describe("deferral in bind()", () => {
     expect(deferred.sort()).toEqual(["jira_create_issue", "jira_search", "slack_post", "weather_lookup"]);
   });
 
-  it("binds every schema and no tool_search when tool search is off (the default)", async () => {
+  it("binds every schema and no tool_search when tool search is off", async () => {
     for (const config of [
-      {},
       { agent: { tool_search: "off" as const } },
       { agent: { tool_search: false } },
     ]) {
@@ -87,6 +86,15 @@ describe("deferral in bind()", () => {
     const session = await open({ agent: { tool_search: "on" } }, [plain]);
     expect(session.bind()).toMatchObject({ deferred: [] });
     expect(names(session)).toEqual(["only"]);
+  });
+
+  it("is auto by default: small deferrable sets stay bound, a large one goes behind tool_search", async () => {
+    const small = await open({});
+    expect(small.bind().deferred).toEqual([]);
+    expect(names(small)).not.toContain("tool_search");
+    const tight = await open({ agent: { context_window_tokens: 500 } });
+    expect(tight.bind().deferred).toHaveLength(4);
+    expect(names(tight)).toContain("tool_search");
   });
 
   it("auto defers only when the deferrable schemas exceed the share of the context window", async () => {
