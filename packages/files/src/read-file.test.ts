@@ -287,4 +287,14 @@ describe("read_file profiles", () => {
     const p = (await s.call("read_file", { path: "a.txt", offset: 0, limit: 2 })) as FileContentPayload;
     expect(p).toMatchObject({ start_line: 1, end_line: 2 });
   });
+
+  it("mewbo's next offset is 0-based too, so following it skips no line", async () => {
+    await fs.writeFile(path.join(root, "a.txt"), lines(10));
+    const s = await open({ profile: "mewbo" });
+    const first = await s.callWithText("read_file", { path: "a.txt", offset: 2, limit: 3 });
+    expect(first.payload).toMatchObject({ start_line: 3, end_line: 5, next_offset: 5 });
+    expect(first.text).toContain("# Truncated: yes (next offset 5)");
+    const next = (await s.call("read_file", { path: "a.txt", offset: 5, limit: 1 })) as FileContentPayload;
+    expect(next.content).toBe("     6\tline 6\n... (truncated - use offset/limit to read more)");
+  });
 });

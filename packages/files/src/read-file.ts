@@ -28,6 +28,8 @@ export type FileContentPayload = {
   cut_lines: number[];
   encoding: TextEncoding;
   line_endings: "lf" | "crlf";
+  /** When truncated: the `offset` to pass next, in the caller's profile numbering (mewbo's is 0-based). */
+  next_offset?: number;
 };
 
 export type FileUnchangedPayload = {
@@ -204,6 +206,7 @@ export async function executeRead(
     cut_lines: cut,
     encoding: decoded.encoding,
     line_endings: crlf ? "crlf" : "lf",
+    ...(reachedEnd ? {} : { next_offset: ctx.profile === "mewbo" ? last : last + 1 }),
   };
 }
 
@@ -237,7 +240,10 @@ export function renderRead(payload: FileContentPayload | FileUnchangedPayload | 
       ["Kind", "file_content"],
       ["Path", payload.path],
       ["Lines", lines],
-      ["Truncated", payload.truncated ? `yes (next offset ${payload.end_line + 1})` : undefined],
+      [
+        "Truncated",
+        payload.truncated ? `yes (next offset ${payload.next_offset ?? payload.end_line + 1})` : undefined,
+      ],
       ["Cut-Lines", payload.cut_lines.length ? payload.cut_lines.join(",") : undefined],
       ["Encoding", payload.encoding === "utf-8" ? undefined : payload.encoding],
       ["Line-Endings", payload.line_endings === "crlf" ? "crlf" : undefined],
