@@ -22,6 +22,12 @@ const searchEntry = permissionEntry.extend({ engine: z.enum(["ripgrep", "js"]).o
 export const limitsSchema = z.strictObject({
   fileReadMaxLines: z.number().int().positive().default(10_000),
   fileReadMaxLineChars: z.number().int().positive().default(2_000),
+  /** Bytes of numbered text one read_file returns: 10,000 lines of 2,000 chars would be 19 MB. */
+  fileReadMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
   fileReadMaxImageBytes: z
     .number()
     .int()

@@ -26,6 +26,8 @@ export type FileContentPayload = {
   truncated: boolean;
   /** Line numbers whose text was cut at fileReadMaxLineChars. */
   cut_lines: number[];
+  /** The window ended early at limits.fileReadMaxBytes (the cap, in bytes). */
+  byte_capped?: number;
   encoding: TextEncoding;
   line_endings: "lf" | "crlf";
   /** When truncated: the `offset` to pass next, in the caller's profile numbering (mewbo's is 0-based). */
@@ -74,6 +76,30 @@ const mouaifInput = z.object({
 
 function numbered(lineNo: number, text: string): string {
   return `${String(lineNo).padStart(6, " ")}\t${text}`;
+}
+
+function cutNote(length: number, maxChars: number): string {
+  return ` ... [line cut: ${length} chars, showing ${maxChars}]`;
+}
+
+/** At least the UTF-8 bytes line `n` takes in `content` (number, tab, text, cut note, newline). */
+function renderedBytes(n: number, text: string, maxChars: number): number {
+  const prefix = Math.max(6, String(n).length) + 2;
+  if (text.length <= maxChars) return prefix + Buffer.byteLength(text);
+  return prefix + Buffer.byteLength(text.slice(0, maxChars)) + cutNote(text.length, maxChars).length;
+}
+
+/**
+ * The last line that fits in `maxBytes` of rendered text, starting at `start` (always at least that
+ * line: a cut line is at most fileReadMaxLineChars long).
+ */
+function lastWithinBytes(lines: string[], start: number, last: number, maxChars: number, maxBytes: number) {
+  let used = 0;
+  for (let n = start; n <= last; n++) {
+    used += renderedBytes(n, lines[n - 1] as string, maxChars);
+    if (used > maxBytes && n > start) return n - 1;
+  }
+  return last;
 }
 
 function unchangedMessage(rel: string, window: LineWindow): string {
@@ -164,7 +190,9 @@ export async function executeRead(
       },
     );
   }
-  const last = Math.min(total, start + limit - 1);
+  const lineLast = Math.min(total, start + limit - 1);
+  const maxBytes = ctx.limits.fileReadMaxBytes;
+  const last = lastWithinBytes(lines, start, lineLast, ctx.limits.fileReadMaxLineChars, maxBytes);
   const reachedEnd = last >= total;
   const window: LineWindow = { start, end: reachedEnd ? Number.POSITIVE_INFINITY : last };
   const fingerprint = fingerprintOf(bytes, { size, mtimeMs });
@@ -189,7 +217,7 @@ export async function executeRead(
     }
     if (text.length > maxChars) {
       cut.push(n);
-      text = `${text.slice(0, maxChars)} ... [line cut: ${text.length} chars, showing ${maxChars}]`;
+      text = `${text.slice(0, maxChars)}${cutNote(text.length, maxChars)}`;
     }
     out.push(numbered(n, text));
   }
@@ -204,6 +232,7 @@ export async function executeRead(
     total_lines: total,
     truncated: !reachedEnd,
     cut_lines: cut,
+    ...(last < lineLast ? { byte_capped: maxBytes } : {}),
     encoding: decoded.encoding,
     line_endings: crlf ? "crlf" : "lf",
     ...(reachedEnd ? {} : { next_offset: ctx.profile === "mewbo" ? last : last + 1 }),
@@ -243,6 +272,12 @@ export function renderRead(payload: FileContentPayload | FileUnchangedPayload | 
       [
         "Truncated",
         payload.truncated ? `yes (next offset ${payload.next_offset ?? payload.end_line + 1})` : undefined,
+      ],
+      [
+        "Byte-Cap",
+        payload.byte_capped
+          ? `${payload.byte_capped} bytes reached (limits.fileReadMaxBytes); read on from the next offset`
+          : undefined,
       ],
       ["Cut-Lines", payload.cut_lines.length ? payload.cut_lines.join(",") : undefined],
       ["Encoding", payload.encoding === "utf-8" ? undefined : payload.encoding],
