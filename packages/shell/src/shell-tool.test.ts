@@ -227,6 +227,21 @@ describe("shell", () => {
     }
   });
 
+  it("runs aider_shell_tool in its root, and a relative cwd is taken from the root", async () => {
+    mkdirSync(path.join(root, "pkg", "sub"), { recursive: true });
+    const mewbo = await openSession(root, {}, "mewbo");
+    try {
+      const inRoot = await mewbo.call("aider_shell_tool", { command: "pwd", root: "pkg" });
+      expect(inRoot).toMatchObject({ kind: "shell_result", cwd: "pkg" });
+      const sub = await mewbo.call("aider_shell_tool", { command: "pwd", root: "pkg", cwd: "sub" });
+      expect(sub).toMatchObject({ kind: "shell_result", cwd: path.join("pkg", "sub") });
+      const out = await mewbo.call("aider_shell_tool", { command: "pwd", root: ".." });
+      expect(out).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+    } finally {
+      await mewbo.close();
+    }
+  });
+
   it("asks for approval by default and is denied without an approver", async () => {
     const { createSession } = await import("@toolbelt/core");
     const { family } = await import("./index.js");

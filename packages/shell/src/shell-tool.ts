@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import path from "node:path";
 import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
 import { z } from "zod";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
@@ -61,6 +62,21 @@ export const shellInput = z.object({
 });
 
 export type ShellInput = z.output<typeof shellInput>;
+
+const mewboInput = shellInput.extend({
+  root: z
+    .string()
+    .optional()
+    .describe("Directory the command runs in and `cwd` is relative to (inside the project root)."),
+});
+
+/** mewbo's `root` is where the command runs; a relative `cwd` is taken from there, like the edit tools' paths. */
+function mewboToInput(input: Record<string, unknown>): Record<string, unknown> {
+  const { root, ...rest } = input as z.output<typeof mewboInput>;
+  if (typeof root !== "string" || root === "") return rest;
+  const cwd = rest.cwd;
+  return { ...rest, cwd: cwd && path.isAbsolute(cwd) ? cwd : path.join(root, cwd ?? ".") };
+}
 
 interface Prepared {
   cwd: { abs: string; rel: string };
@@ -285,7 +301,7 @@ export const shellTool = defineTool({
     "Use run_in_background for servers and watchers, then shell_session to read, write or kill.",
   ].join(" "),
   input: shellInput,
-  profiles: { mewbo: { name: "aider_shell_tool" } },
+  profiles: { mewbo: { name: "aider_shell_tool", input: mewboInput, toInput: mewboToInput } },
   execute: async (input, ctx): Promise<ShellResult | ShellStarted> => {
     const state = ShellState.of(ctx.session);
     if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
