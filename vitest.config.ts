@@ -17,6 +17,7 @@ export default defineConfig({
       "@toolbelt/bridge": pkg("bridge"),
       "@toolbelt/console": pkg("console"),
       "@toolbelt/mcp": pkg("mcp"),
+      "@toolbelt/toolbelt": pkg("toolbelt"),
       "@toolbelt/plugin-git": fileURLToPath(new URL("./plugins/plugin-git/src/index.ts", import.meta.url)),
     },
   },

@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { eventJsonSchema, FAMILY_NAMES, inputJsonSchema, loadFamilies } from "@toolbelt/toolbelt";
 import { Marked } from "marked";
-import { eventJsonSchema, FAMILY_NAMES, inputJsonSchema, loadFamilies } from "toolbelt";
 
 const DOCS = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.dirname(DOCS);

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createToolbelt } from "toolbelt";
+import { createToolbelt } from "@toolbelt/toolbelt";
 
 const root = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), "agent-loop-"));
 const ownRoot = process.argv[2] === undefined;
