@@ -1,7 +1,7 @@
 // Edit accuracy: how often edit_file applies an edit where a careful human would, refuses what it
 // should refuse, and — the number that must stay 0 — applies an edit in the wrong place.
 // Usage: node benchmarks/edit-accuracy/run.mjs [--per-class N] [--files N]
-// Needs the built packages (npx turbo run build --filter=toolbelt...).
+// Needs the built packages (npx turbo run build --filter=@toolbelt/toolbelt...).
 import { promises as fs, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -2,7 +2,7 @@
 // over MCP stdio (the MCP SDK client driving `toolbelt serve --mcp`) and over HTTP (POST
 // /api/sessions/:id/calls to `toolbelt serve --http`). Same project, same call sequence, one session each.
 // Usage: node benchmarks/servers/run.mjs [--calls N] [--warmup N]
-// Needs the built packages (npx turbo run build --filter=toolbelt...).
+// Needs the built packages (npx turbo run build --filter=@toolbelt/toolbelt...).
 import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import http from "node:http";

@@ -24,7 +24,9 @@ const TRACE = fileURLToPath(new URL("./fixtures/trace-imports.mjs", import.meta.
 const node = process.execPath;
 const built = existsSync(BIN);
 if (!built)
-  console.warn(`skipping MCP e2e tests: ${BIN} is not built (npx turbo run build --filter=toolbelt...)`);
+  console.warn(
+    `skipping MCP e2e tests: ${BIN} is not built (npx turbo run build --filter=@toolbelt/toolbelt...)`,
+  );
 
 const roots: string[] = [];
 afterAll(() => {
