@@ -88,7 +88,10 @@ const projectSchema = z.strictObject({
 export const configSchema = z.strictObject({
   agent: z
     .strictObject({
-      edit_tool: z.enum(EDIT_BACKENDS).optional(),
+      edit_tool: z
+        .union([z.enum(EDIT_BACKENDS), z.literal("")])
+        .optional()
+        .describe("Pins the edit tool; unset or empty follows the model"),
       shell_sandbox: z
         .union([z.boolean(), z.enum(["required", "best-effort", "off"])])
         .optional()

@@ -4,6 +4,7 @@ import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
 import { type AtomicWriteOptions, KeyedLock, removeFileAt, writeFileAtomic } from "./atomic-write.js";
 import {
+  EDIT_BACKENDS,
   type EditBackend,
   type Limits,
   parseConfig,
@@ -280,7 +281,20 @@ export class Session {
   }
 
   editBackend(): EditBackend {
-    return this.#config.agent.edit_tool ?? editBackendForModel(this.model);
+    // An empty edit_tool follows the model, as the reference profiles' spec says.
+    const chosen = this.#config.agent.edit_tool || editBackendForModel(this.model);
+    return this.profile === "default" ? chosen : this.#profileBackend(chosen);
+  }
+
+  /**
+   * A profile with edit tools of its own (mewbo: file_edit_tool, aider_edit_block_tool) binds one of
+   * them when the chosen backend is not among them (no model, or neither Claude nor GPT).
+   */
+  #profileBackend(chosen: EditBackend): EditBackend {
+    const own = EDIT_BACKENDS.filter((b) =>
+      this.granted().some((t) => t.editBackend === b && t.profiles?.[this.profile]),
+    );
+    return own.length === 0 || own.includes(chosen) ? chosen : (own[0] as EditBackend);
   }
 
   #available(tool: AnyTool): boolean {

@@ -86,6 +86,7 @@ function applyBlocks(
   file: LoadedFile,
   blocks: EditBlock[],
   tolerant: boolean,
+  offerTolerant: boolean,
 ): { doc: TextDocument; strategies: string[]; failures: Failure[] } {
   let doc = file.doc;
   const strategies: string[] = [];
@@ -157,7 +158,9 @@ function applyBlocks(
         const exactNote =
           tolerant || match.code !== "ENO_MATCH"
             ? ""
-            : " SEARCH must match exactly; set tolerant: true to also ignore indentation and formatting.";
+            : offerTolerant
+              ? " SEARCH must match exactly; set tolerant: true to also ignore indentation and formatting."
+              : " SEARCH must match exactly: copy the lines as the file has them, indentation included.";
         fail(block, match.code, match.message + exactNote);
         failed = true;
         break;
@@ -199,7 +202,8 @@ export async function searchReplaceBlock(ctx: ToolContext, args: Args): Promise<
     // Everything is matched in memory first; nothing is written unless every block applies.
     for (const [abs, { rel, blocks }] of byFile) {
       const file = await loadFile(ctx, abs, rel);
-      const result = applyBlocks(file, blocks, args.tolerant === true);
+      // mewbo's schema has no `tolerant`, so its errors must not point the model at one.
+      const result = applyBlocks(file, blocks, args.tolerant === true, ctx.profile !== "mewbo");
       failures.push(...result.failures);
       if (result.doc.text !== file.doc.text || !file.exists)
         pending.push({ file, after: result.doc, strategies: result.strategies });

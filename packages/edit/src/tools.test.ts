@@ -19,7 +19,7 @@ afterEach(async () => {
 async function session(
   options: {
     model?: string;
-    edit_tool?: "edit_file" | "search_replace_block" | "structured_patch";
+    edit_tool?: "edit_file" | "search_replace_block" | "structured_patch" | "";
     profile?: string;
   } = {},
 ) {
@@ -28,7 +28,7 @@ async function session(
     plugins: [family],
     ...(options.model ? { model: options.model } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
-    config: options.edit_tool ? { agent: { edit_tool: options.edit_tool } } : {},
+    config: options.edit_tool !== undefined ? { agent: { edit_tool: options.edit_tool } } : {},
   });
   sessions.push(s);
   return s;
@@ -55,9 +55,10 @@ function expectOk(p: Payload) {
   };
 }
 
+const names = (s: Session) => s.bind().tools.map((t) => t.name);
+
 describe("backend binding", () => {
   it("binds exactly one edit tool, following the model or the pin", async () => {
-    const names = (s: Session) => s.bind().tools.map((t) => t.name);
     expect(names(await session())).toEqual(["edit_file"]);
     expect(names(await session({ model: "claude-sonnet-4-5" }))).toEqual(["search_replace_block"]);
     expect(names(await session({ model: "gpt-5-codex" }))).toEqual(["structured_patch"]);
@@ -81,6 +82,28 @@ describe("backend binding", () => {
     const mouaif = await session({ profile: "mouaif" });
     const props = ((mouaif.bind().tools[0]?.inputSchema ?? {}) as { properties: object }).properties;
     expect(Object.keys(props)).toEqual(expect.arrayContaining(["path", "file", "oldText", "newText"]));
+  });
+
+  it("mewbo binds one of its own two edit tools with no model or a model neither Claude nor GPT", async () => {
+    expect(names(await session({ profile: "mewbo" }))).toEqual(["aider_edit_block_tool"]);
+    expect(names(await session({ profile: "mewbo", model: "llama-3.3-70b" }))).toEqual([
+      "aider_edit_block_tool",
+    ]);
+    expect(names(await session({ profile: "mewbo", edit_tool: "edit_file" }))).toEqual([
+      "aider_edit_block_tool",
+    ]);
+    expect(names(await session({ profile: "mewbo", model: "gpt-5" }))).toEqual(["file_edit_tool"]);
+    // The default profile keeps edit_file for an unknown model.
+    expect(names(await session({ model: "llama-3.3-70b" }))).toEqual(["edit_file"]);
+  });
+
+  it('takes edit_tool "" as "follow the model" instead of a config error', async () => {
+    expect(names(await session({ profile: "mewbo", model: "gpt-5", edit_tool: "" }))).toEqual([
+      "file_edit_tool",
+    ]);
+    expect(names(await session({ model: "claude-sonnet-4", edit_tool: "" }))).toEqual([
+      "search_replace_block",
+    ]);
   });
 });
 
@@ -388,6 +411,16 @@ describe("search_replace_block", () => {
     const s = await session({ model: "claude-sonnet-4", profile: "mewbo" });
     expectOk(await s.call("aider_edit_block_tool", { content: blk("m.txt", "a", "b"), root: "pkg" }));
     expect(await read("pkg/m.txt")).toBe("b\n");
+  });
+
+  it("mewbo's no-match error does not offer the tolerant option its schema lacks", async () => {
+    await write("i.py", "class A:\n    def f(self):\n        return 1\n");
+    const s = await session({ profile: "mewbo" });
+    const content = blk("i.py", "def f(self):\n    return 1", "def f(self):\n    return 2");
+    const r = await s.call("aider_edit_block_tool", { content });
+    expect(r.code).toBe("ENO_MATCH");
+    expect(String(r.message)).not.toMatch(/tolerant/);
+    expect(String(r.message)).toContain("SEARCH must match exactly");
   });
 });
 
