@@ -288,3 +288,39 @@ describe("session cap", () => {
     for (const n of ["3321", "3322", "3323"]) expect(processesWithArgs("sleep", n), n).toEqual([]);
   });
 });
+
+describe("mewbo's shell_session_tool", () => {
+  it("returns everything retained without a cursor, and a filtered read hides nothing from the next read", async () => {
+    const s = await openSession(root, {}, "mewbo");
+    open.push(s);
+    const started = (await s.call("aider_shell_tool", {
+      command: "printf 'alpha\\nbeta\\ngamma\\n'",
+      run_in_background: true,
+    })) as unknown as ShellStarted;
+    expect(started.kind).toBe("shell_started");
+    const call = async (input: Record<string, unknown>) =>
+      (await s.call("shell_session_tool", {
+        shell_id: started.shell_id,
+        ...input,
+      })) as unknown as ShellSessionView;
+    for (let i = 0; i < 200; i++) {
+      const v = await call({ operation: "read", cursor: 0, wait_ms: 0 });
+      if (v.status !== "running" && v.output.includes("gamma")) break;
+      await sleep(50);
+    }
+    const filtered = await call({ operation: "read", filter: "beta" });
+    expect(filtered.output).toBe("beta");
+    const all = await call({ operation: "read" });
+    expect(all).toMatchObject({ from_cursor: 0, output: "alpha\nbeta\ngamma\n" });
+    const again = await call({ operation: "read" });
+    expect(again.output).toBe("alpha\nbeta\ngamma\n");
+  });
+
+  it("keeps the default profile's read-since-last-read without a cursor", async () => {
+    const s = await session();
+    const started = await start(s, "printf 'one\\ntwo\\n'");
+    await untilExited(s, started.shell_id);
+    const rest = await op(s, { operation: "read", shell_id: started.shell_id, wait_ms: 0 });
+    expect(rest.output).toBe("");
+  });
+});

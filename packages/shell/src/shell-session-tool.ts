@@ -51,6 +51,19 @@ export const shellSessionInput = z.object({
 
 export type ShellSessionInput = z.output<typeof shellSessionInput>;
 
+// mewbo's spec: a read without a cursor returns everything still retained, so a filtered read can
+// never hide lines from the next unfiltered one.
+const mewboInput = shellSessionInput.extend({
+  cursor: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "read: from this output offset (from an earlier reply's cursor); default: all output still retained. write/kill: where the reply starts (default: where the last read stopped).",
+    ),
+});
+
 function compileFilter(filter: string): RegExp {
   const literal = /^\/(.*)\/([dgimsuvy]*)$/s.exec(filter);
   try {
@@ -169,7 +182,7 @@ export const shellSessionTool = defineTool({
     "Output dropped from the bounded buffer before it was read is reported as missed_characters.",
   ].join(" "),
   input: shellSessionInput,
-  profiles: { mewbo: { name: "shell_session_tool" } },
+  profiles: { mewbo: { name: "shell_session_tool", input: mewboInput } },
   execute: async (input, ctx): Promise<ShellSessionView | ShellSessionList> => {
     const state = ShellState.of(ctx.session);
     if (input.operation === "list") {
@@ -198,7 +211,8 @@ export const shellSessionTool = defineTool({
     const shell = state.get(input.shell_id);
     const filter: Filter | undefined =
       input.filter === undefined ? undefined : { source: input.filter, re: compileFilter(input.filter) };
-    const from = input.cursor ?? shell.readCursor;
+    const fromStart = ctx.profile === "mewbo" && input.operation === "read";
+    const from = input.cursor ?? (fromStart ? shell.log.start : shell.readCursor);
     const maxChars = ctx.limits.shellOutputMaxChars;
     const ready = filter ? lineMatcher(shell, filter, maxChars) : undefined;
 
