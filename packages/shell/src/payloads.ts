@@ -1,5 +1,6 @@
 import type { ShellStatus } from "./background-shell.js";
 import type { SandboxStatus } from "./sandbox.js";
+import type { SandboxDenial } from "./sandbox-denials.js";
 
 /** A foreground command that ran to its end (or to its timeout). */
 export type ShellResult = {
@@ -15,6 +16,8 @@ export type ShellResult = {
   duration_ms: number;
   /** The timeout ended the process group. */
   timed_out?: boolean;
+  /** The limit that ended it, in seconds (with `timed_out`). */
+  timeout_seconds?: number;
   /** Bytes the command wrote in all. */
   output_bytes: number;
   /** Bytes dropped from the middle of `stdout`. */
@@ -30,6 +33,13 @@ export type ShellResult = {
    * created, changed or removed: a read-only bind cannot cover a file that does not exist yet.
    */
   protected_changed?: string[];
+  /**
+   * Paths the output says could not be written that the sandbox refuses (outside the writable paths,
+   * or protected and read-only), read from EACCES/EPERM/"Permission denied"/"Read-only file system".
+   */
+  sandbox_denied?: SandboxDenial[];
+  /** A denial the output reports whose path could not be told apart: what the sandbox lets it write. */
+  sandbox_note?: string;
 };
 
 /** A command started with run_in_background. */

@@ -1,5 +1,6 @@
 import { type HeaderValue, renderText } from "@toolbelt/core";
 import type { ShellResult, ShellSessionList, ShellSessionView, ShellStarted } from "./payloads.js";
+import type { SandboxDenial } from "./sandbox-denials.js";
 
 /** A header value on one line: commands may span lines. */
 function oneLine(text: string, max = 200): string {
@@ -11,11 +12,22 @@ function sandboxHeader(sandbox: string, reason: string | undefined): string {
   return reason ? `${sandbox} (${reason})` : sandbox;
 }
 
+function denialText(d: SandboxDenial): string {
+  return d.why === "protected_read_only"
+    ? `the sandbox denied writing ${d.path}: a protected path, read-only to commands`
+    : `the sandbox denied writing ${d.path}: outside its writable paths`;
+}
+
 export function renderShellResult(p: ShellResult): string {
   const headers: Array<[string, HeaderValue]> = [
     ["Exit-Code", p.exit_code ?? undefined],
     ["Signal", p.signal],
-    ["Timed-Out", p.timed_out ? "yes; the command's process group was ended" : undefined],
+    [
+      "Timed-Out",
+      p.timed_out
+        ? `yes, after the ${p.timeout_seconds ?? "given"} s limit (the \`timeout\` input); the command's process group was ended`
+        : undefined,
+    ],
     ["Duration-Ms", p.duration_ms],
     ["Cwd", p.cwd],
     ["Tty", p.tty ? "yes" : undefined],
@@ -32,6 +44,8 @@ export function renderShellResult(p: ShellResult): string {
         ? `${p.protected_changed.join(", ")} (files that decide policy or run code were created or changed)`
         : undefined,
     ],
+    ["Sandbox-Denied", p.sandbox_denied?.length ? p.sandbox_denied.map(denialText).join("; ") : undefined],
+    ["Sandbox-Note", p.sandbox_note],
     [
       "Leftover-Processes",
       p.leftover_processes

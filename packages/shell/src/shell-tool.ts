@@ -8,6 +8,7 @@ import { removeCgroup } from "./cgroup.js";
 import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
+import { OutputEvents } from "./output-events.js";
 import type { ShellResult, ShellStarted } from "./payloads.js";
 import {
   anythingLeft,
@@ -22,6 +23,7 @@ import { protectedChanges, snapshotProtected } from "./protected-watch.js";
 import { loadPty, type PtyModule } from "./pty.js";
 import { renderShellResult, renderShellStarted } from "./result-text.js";
 import { planSandbox, type SandboxPlan } from "./sandbox.js";
+import { describeWritable, reportsDenial, sandboxDenials, writableSet } from "./sandbox-denials.js";
 import { ShellState } from "./shell-state.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 115;
@@ -80,6 +82,7 @@ function mewboToInput(input: Record<string, unknown>): Record<string, unknown> {
 
 interface Prepared {
   cwd: { abs: string; rel: string };
+  tmpdir: string;
   plan: SandboxPlan;
   env: Record<string, string>;
   mark: string;
@@ -122,7 +125,7 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     tty: input.tty,
     policy: ctx.config.agent.shell_env,
   });
-  return { cwd, plan, env, mark, pty };
+  return { cwd, tmpdir, plan, env, mark, pty };
 }
 
 function startFailed(status: ExitStatus): ToolbeltError {
@@ -150,6 +153,15 @@ async function runForeground(
   const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
   const before = snapshotProtected(ctx.root);
   const started = performance.now();
+  // Output streams as shell_output events while the command runs (shell_id: the call's id), so a
+  // person watching sees progress, not silence until the end.
+  const session = ctx.session;
+  const stream = new OutputEvents(
+    (data) => {
+      if (!session.closed) ctx.emit({ type: "shell_output", shell_id: ctx.callId, data });
+    },
+    { tty: !!prep.pty, droppedNote: "the result keeps the head and the tail" },
+  );
   const launched: Launched = launch({
     command: input.command,
     cwd: prep.cwd.abs,
@@ -157,7 +169,10 @@ async function runForeground(
     prefix: prep.plan.prefix,
     stdin: false,
     ...(prep.pty ? { pty: prep.pty } : {}),
-    onData: (chunk) => capture.push(chunk),
+    onData: (chunk) => {
+      capture.push(chunk);
+      stream.push(chunk);
+    },
   });
   if (launched.pid < 0) {
     if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
@@ -206,6 +221,7 @@ async function runForeground(
     release();
     untrack(launched.pid);
     if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    stream.end();
   }
   const changed = protectedChanges(before, snapshotProtected(ctx.root));
   if (cancelled) {
@@ -227,12 +243,29 @@ async function runForeground(
     sandbox: prep.plan.status,
   };
   if (status.signal) result.signal = status.signal;
-  if (timedOut) result.timed_out = true;
+  if (timedOut) {
+    result.timed_out = true;
+    result.timeout_seconds = input.timeout;
+  }
   if (output.elidedBytes > 0) result.elided_bytes = output.elidedBytes;
   if (leftovers > 0) result.leftover_processes = leftovers;
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
   if (changed.length) result.protected_changed = changed;
+  if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
   return result;
+}
+
+/** Says when a denied write in the output is the sandbox's doing, and what it lets commands write. */
+function noteDenials(result: ShellResult, prep: Prepared, root: string): void {
+  const set = writableSet(prep.plan.prefix, root, prep.tmpdir);
+  const denied = sandboxDenials(result.stdout, prep.cwd.abs, set);
+  const where = `sandboxed commands may write only under ${describeWritable(set)}`;
+  if (denied.length) {
+    result.sandbox_denied = denied;
+    result.sandbox_note = `${where} (more with agent.shell_sandbox_allowed_paths in your own config)`;
+  } else {
+    result.sandbox_note = `the output reports a refused access; the command ran sandboxed, and ${where}`;
+  }
 }
 
 async function startBackground(

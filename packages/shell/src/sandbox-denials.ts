@@ -1,0 +1,88 @@
+import path from "node:path";
+
+/** What a sandboxed command may write, read back from the helper's argv. */
+export interface WritableSet {
+  root: string;
+  tmpdir: string;
+  /** Every `--write` path (root, tmpdir, devices, shell_sandbox_allowed_paths). */
+  write: string[];
+  /** Protected paths bound read-only (`--ro`). */
+  readOnly: string[];
+}
+
+export function writableSet(prefix: readonly string[], root: string, tmpdir: string): WritableSet {
+  const write: string[] = [];
+  const readOnly: string[] = [];
+  for (let i = 0; i < prefix.length - 1; i++) {
+    if (prefix[i] === "--") break;
+    if (prefix[i] === "--write") write.push(prefix[i + 1] as string);
+    if (prefix[i] === "--ro") readOnly.push(prefix[i + 1] as string);
+  }
+  return { root, tmpdir, write, readOnly };
+}
+
+export interface SandboxDenial {
+  /** The path as the output named it. */
+  path: string;
+  why: "outside_writable" | "protected_read_only";
+}
+
+/** A line that reports a refused access, in the words of the tools that print them. */
+const DENIAL =
+  /permission denied|read-only file system|operation not permitted|\bEACCES\b|\bEPERM\b|\bEROFS\b/i;
+const QUOTED = /'([^'\n]{1,4096})'|‘([^’\n]{1,4096})’|"([^"\n]{1,4096})"|`([^`'\n]{1,4096})'/g;
+const ABSOLUTE = /(?:^|[\s(=])(\/[^\s'"’:),]{1,4096})/g;
+/** Output lines looked at: a flood of denials says enough in its first lines. */
+const MAX_LINES = 200;
+const MAX_DENIALS = 5;
+
+function inside(abs: string, dir: string): boolean {
+  const rel = path.relative(dir, abs);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/** Path-like words of one denial line: quoted names, absolute paths, the field before the reason. */
+function candidates(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(QUOTED)) out.push((m[1] ?? m[2] ?? m[3] ?? m[4]) as string);
+  for (const m of line.matchAll(ABSOLUTE)) out.push(m[1] as string);
+  // "bash: line 1: configs/app.json: Read-only file system"
+  const fields = line.split(": ");
+  const at = fields.findIndex((f) => DENIAL.test(f));
+  if (at > 0) out.push((fields[at - 1] as string).trim());
+  return out.filter((c) => c.length > 0 && !c.includes(" ") && (c.includes("/") || c.includes(".")));
+}
+
+/**
+ * The paths a sandboxed command's output says it could not write, which the sandbox would refuse:
+ * outside every writable path, or a protected path bound read-only. A denial on a path the sandbox
+ * allows (file modes, another user's file) is not the sandbox's doing and is not named.
+ */
+export function sandboxDenials(output: string, cwdAbs: string, set: WritableSet): SandboxDenial[] {
+  const found = new Map<string, SandboxDenial>();
+  let seen = 0;
+  for (const line of output.split("\n")) {
+    if (!DENIAL.test(line)) continue;
+    if (++seen > MAX_LINES || found.size >= MAX_DENIALS) break;
+    for (const candidate of candidates(line)) {
+      const abs = path.resolve(cwdAbs, candidate);
+      if (found.has(abs)) continue;
+      if (set.readOnly.some((ro) => inside(abs, ro)))
+        found.set(abs, { path: candidate, why: "protected_read_only" });
+      else if (!set.write.some((w) => inside(abs, w)))
+        found.set(abs, { path: candidate, why: "outside_writable" });
+    }
+  }
+  return [...found.values()].slice(0, MAX_DENIALS);
+}
+
+/** Whether any line reports a refused access at all. */
+export function reportsDenial(output: string): boolean {
+  return DENIAL.test(output);
+}
+
+/** The writable set in words, for a note: what a sandboxed command may write. */
+export function describeWritable(set: WritableSet): string {
+  const extra = set.write.filter((w) => w !== set.root && w !== set.tmpdir && !w.startsWith("/dev/"));
+  return ["the project root", "the command's $TMPDIR", ...extra, "/dev/null and other devices"].join(", ");
+}
