@@ -106,6 +106,17 @@ describe("untrustedPart", () => {
       "agent.shell_sandbox",
     ]);
   });
+
+  it("ignores an untrusted shell_sandbox_confine_reads: false (reads are confined by default) and extra read paths", () => {
+    const loosen = { agent: { shell_sandbox_confine_reads: false, shell_sandbox_read_paths: ["/home"] } };
+    const { allowed, ignored } = untrustedPart(loosen, parseConfig({}), "p");
+    expect(keys(ignored)).toEqual(["agent.shell_sandbox_confine_reads", "agent.shell_sandbox_read_paths"]);
+    expect(allowed.agent).toEqual({});
+    // The user already opted out: the project saying the same loosens nothing.
+    const user = parseConfig({ agent: { shell_sandbox_confine_reads: false } });
+    expect(untrustedPart(loosen, user, "p").allowed.agent).toEqual({ shell_sandbox_confine_reads: false });
+    expect(untrustedPart({ agent: { shell_sandbox_confine_reads: true } }, user, "p").ignored).toEqual([]);
+  });
 });
 
 describe("mergeLayers", () => {

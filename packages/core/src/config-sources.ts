@@ -137,9 +137,14 @@ function agentPart(
         if (subset(v, base.agent.shell_sandbox_allowed_paths)) out[k] = v;
         else ignore(key, "makes more paths writable to sandboxed commands");
         break;
+      // Reads are confined by default, so only the user's own `false` lets a project's `false` through.
       case "shell_sandbox_confine_reads":
-        if (v === true || base.agent.shell_sandbox_confine_reads !== true) out[k] = v;
+        if (v !== false || base.agent.shell_sandbox_confine_reads === false) out[k] = v;
         else ignore(key, "lets sandboxed commands read outside the confined paths");
+        break;
+      case "shell_sandbox_read_paths":
+        if (subset(v, base.agent.shell_sandbox_read_paths)) out[k] = v;
+        else ignore(key, "makes more paths readable to sandboxed commands");
         break;
       case "allowed_tools":
         if (base.agent.allowed_tools === undefined || subset(v, base.agent.allowed_tools)) out[k] = v;

@@ -97,7 +97,14 @@ export const configSchema = z.strictObject({
         .optional()
         .describe("Landlock sandbox for the shell: required | best-effort | off (true = best-effort)"),
       shell_sandbox_allowed_paths: z.array(z.string()).optional(),
-      shell_sandbox_confine_reads: z.boolean().optional(),
+      shell_sandbox_confine_reads: z
+        .boolean()
+        .optional()
+        .describe("Sandboxed commands read only the root, system and toolchain paths (default true)"),
+      shell_sandbox_read_paths: z
+        .array(z.string())
+        .optional()
+        .describe("Extra paths sandboxed commands may read (not write) while reads are confined"),
       shell_env: z
         .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
         .optional()

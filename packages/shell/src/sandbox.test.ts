@@ -86,15 +86,28 @@ describe.skipIf(!here.ok)("Landlock sandbox (real escape attempts)", () => {
     expect(r).toMatchObject({ exit_code: 0, stdout: "allowed\n" });
   });
 
-  it("confines reads too with shell_sandbox_confine_reads", async () => {
+  it("confines reads by default; shell_sandbox_confine_reads: false opts out", async () => {
     writeFileSync(path.join(outside, "secret.txt"), "secret\n");
     writeFileSync(path.join(root, "mine.txt"), "mine\n");
-    const s = await open({ agent: { shell_sandbox_confine_reads: true } });
+    const s = await open();
     const denied = await run(s, `cat ${outside}/secret.txt`);
     expect(denied.exit_code).not.toBe(0);
     expect(denied.stdout).toMatch(/Permission denied/);
-    const allowed = await run(s, "cat mine.txt && ls /usr/bin >/dev/null && echo ok");
-    expect(allowed).toMatchObject({ exit_code: 0, stdout: "mine\nok\n" });
+    const allowed = await run(
+      s,
+      "cat mine.txt && ls /usr/bin >/dev/null && node -e 'console.log(1)' && echo ok",
+    );
+    expect(allowed).toMatchObject({ exit_code: 0, stdout: "mine\n1\nok\n" });
+    const loose = await open({ agent: { shell_sandbox_confine_reads: false } });
+    expect(await run(loose, `cat ${outside}/secret.txt`)).toMatchObject({ exit_code: 0, stdout: "secret\n" });
+  });
+
+  it("keeps declared extras readable (not writable) while reads are confined", async () => {
+    writeFileSync(path.join(outside, "shared.txt"), "shared\n");
+    const s = await open({ agent: { shell_sandbox_read_paths: [outside] } });
+    expect(await run(s, `cat ${outside}/shared.txt`)).toMatchObject({ exit_code: 0, stdout: "shared\n" });
+    const write = await run(s, `echo x > ${outside}/new.txt; echo code=$?`);
+    expect(write.stdout).toMatch(/Permission denied[\s\S]*code=1/);
   });
 
   it("sandboxes background and tty commands as well", async () => {

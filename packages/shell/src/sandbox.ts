@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,7 +59,7 @@ const DEVICE_PATHS = [
   "/dev/pts",
 ];
 
-/** Where programs and their data live, for `shell_sandbox_confine_reads`. */
+/** Where programs and their data live: readable under `shell_sandbox_confine_reads` (the default). */
 const SYSTEM_READ_PATHS = [
   "/bin",
   "/sbin",
@@ -77,6 +77,63 @@ const SYSTEM_READ_PATHS = [
   "/var/lib",
   "/nix",
 ];
+
+/**
+ * The user's toolchains and the caches builds read (package stores, installed compilers, version
+ * managers), relative to the home directory; read-only. Credentials (~/.ssh, ~/.aws, ~/.npmrc,
+ * ~/.config/gh, ...) are deliberately not here.
+ */
+export const TOOLCHAIN_HOME_PATHS = [
+  ".npm",
+  ".cache",
+  ".cargo",
+  ".rustup",
+  ".nvm",
+  ".pyenv",
+  ".rbenv",
+  ".volta",
+  ".bun",
+  ".deno",
+  ".yarn",
+  ".m2",
+  ".gradle",
+  "go/pkg/mod",
+  ".local/bin",
+  ".local/lib",
+  ".local/share/pnpm",
+  // git refuses to run when its config exists but cannot be read.
+  ".gitconfig",
+  ".config/git",
+];
+
+/**
+ * toolbelt's own dependencies (a language server started through the sandbox runs from them): every
+ * node_modules on the way up from this module, so both an installed copy and a workspace checkout work.
+ */
+function ownNodeModules(): string[] {
+  const out: string[] = [];
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, "node_modules");
+    if (existsSync(candidate)) out.push(candidate);
+    const up = path.dirname(dir);
+    if (up === dir) return out;
+    dir = up;
+  }
+}
+
+/** What a confined command may read besides the root, its temp dir and the writable paths. */
+export function confinedReadPaths(config: ToolbeltConfig, root: string): string[] {
+  const home = os.homedir();
+  const nodePrefix = path.dirname(path.dirname(process.execPath));
+  return [
+    ...SYSTEM_READ_PATHS,
+    nodePrefix,
+    ...ownNodeModules(),
+    ...TOOLCHAIN_HOME_PATHS.map((p) => path.join(home, p)),
+    ...(config.agent.shell_sandbox_read_paths ?? []).map((p) => path.resolve(root, expandHome(p))),
+  ];
+}
 
 function candidates(): string[] {
   // An explicit helper replaces the search (a missing one then means: no sandbox).
@@ -263,10 +320,10 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
   ];
   const prefix = [probe.helper];
   for (const p of writable) prefix.push("--write", p);
-  if (config.agent.shell_sandbox_confine_reads) {
+  // Reads are confined unless the user opts out: otherwise cat/grep/python read anything the user can.
+  if (config.agent.shell_sandbox_confine_reads !== false) {
     prefix.push("--confine-reads");
-    const nodePrefix = path.dirname(path.dirname(process.execPath));
-    for (const p of [...SYSTEM_READ_PATHS, nodePrefix]) prefix.push("--read", p);
+    for (const p of confinedReadPaths(config, scope.root)) prefix.push("--read", p);
   }
   if (probe.isolation.ok) {
     for (const rel of sandboxProtectedPaths()) prefix.push("--ro", path.join(scope.root, rel));
