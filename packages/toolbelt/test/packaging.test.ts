@@ -1,0 +1,406 @@
+// The packages as a user gets them: every publishable package is `npm pack`ed, the tarballs are
+// installed into a fresh directory outside the workspace (third-party dependencies from the npm
+// registry, siblings from the tarballs), and the installed tree is used the ways the docs say:
+// the `toolbelt` bin, import and require of the SDK, a third-party plugin type-checked against the
+// published types, and `serve --mcp` driven by a real MCP client.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, REPO, tempRoot } from "./cli-harness.js";
+
+interface Manifest {
+  name: string;
+  version: string;
+  private?: boolean;
+  license?: string;
+  main?: string;
+  types?: string;
+  bin?: Record<string, string>;
+  exports?: Record<string, unknown>;
+  publishConfig?: { access?: string };
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+interface Packed {
+  dir: string;
+  manifest: Manifest;
+  tarball: string;
+  files: string[];
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, "utf8")) as T;
+
+// A test run under `npm test` inherits npm_config_* (workspace, prefix, user agent…); the install
+// must behave like a user's shell in a fresh directory, so none of that leaks into it.
+const cleanEnv = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== "INIT_CWD"));
+
+function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...cleanEnv(), NO_COLOR: "1" }, stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${command} ${args.join(" ")} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end();
+  });
+}
+
+const ok = (r: Run, what: string): Run => {
+  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+};
+
+// Every non-private package of the workspaces that publish (packages/*, plugins/*).
+function publishable(): Array<{ dir: string; manifest: Manifest }> {
+  return ["packages", "plugins"].flatMap((parent) =>
+    readdirSync(path.join(REPO, parent), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && existsSync(path.join(REPO, parent, e.name, "package.json")))
+      .map((e) => ({
+        dir: `${parent}/${e.name}`,
+        manifest: readJson<Manifest>(path.join(REPO, parent, e.name, "package.json")),
+      }))
+      .filter((p) => !p.manifest.private),
+  );
+}
+
+const PLUGIN = `import { readFile } from "node:fs/promises";
+import { createToolbelt } from "@toolbelt/toolbelt";
+import { definePlugin, defineTool, type Plugin } from "@toolbelt/core";
+import { z } from "zod";
+
+const wordCount = defineTool({
+  name: "word_count",
+  family: "words",
+  access: "read",
+  description: "Count the words of a text file in the project.",
+  input: z.object({ path: z.string() }),
+  paths: (input) => [input.path],
+  async execute(input, ctx) {
+    const file = ctx.resolve(input.path);
+    if (!file.exists) return { kind: "error" as const, code: "ENOENT", message: \`no such file: \${file.rel}\` };
+    const text = await readFile(file.abs, "utf8");
+    return { kind: "word_count" as const, path: file.rel, words: text.split(/\\s+/).filter(Boolean).length };
+  },
+});
+
+export const plugin: Plugin = definePlugin({ name: "words", version: "1.0.0", tools: [wordCount] });
+export const open = () => createToolbelt({ root: ".", plugins: [plugin] });
+`;
+
+// The same plugin shape reading a field its schema does not have: if the published types degraded
+// to \`any\` (a missing .d.ts, an exports map tsc cannot follow), this would compile.
+const WRONG = `import { defineTool } from "@toolbelt/core";
+import { z } from "zod";
+
+export const wrong = defineTool({
+  name: "wrong",
+  family: "words",
+  access: "read",
+  description: "Reads a field its schema does not have.",
+  input: z.object({ path: z.string() }),
+  execute: (input) => ({ kind: "wrong", n: input.nosuchfield.length }),
+});
+`;
+
+const ESM = `import { createToolbelt } from "@toolbelt/toolbelt";
+import gitPlugin from "@toolbelt/plugin-git";
+const session = await createToolbelt({ root: process.argv[2], plugins: [gitPlugin] });
+const result = await session.call("read_file", { path: "hello.txt" });
+const names = session.bind().tools.map((t) => t.name);
+await session.close();
+console.log(JSON.stringify({ result, names }));
+`;
+
+const CJS = `const { createToolbelt } = require("@toolbelt/toolbelt");
+const core = require("@toolbelt/core");
+(async () => {
+  const session = await createToolbelt({ root: process.argv[2] });
+  const result = await session.call("read_file", { path: "hello.txt" });
+  await session.close();
+  const imported = await import("@toolbelt/core");
+  console.log(JSON.stringify({ result, defineTool: typeof core.defineTool, sameModule: imported === core }));
+})();
+`;
+
+const MCP_CLIENT = `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+const transport = new StdioClientTransport({
+  command: process.argv[2],
+  args: ["serve", "--mcp", "--root", process.argv[3]],
+  stderr: "inherit",
+});
+const client = new Client({ name: "packaging-test", version: "1.0.0" });
+await client.connect(transport);
+const { tools } = await client.listTools();
+const result = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
+console.log(JSON.stringify({ tools: tools.map((t) => t.name), server: client.getServerVersion(), result }));
+await client.close();
+`;
+
+const tsconfig = (moduleResolution: "node16" | "bundler", files: string[]) =>
+  JSON.stringify({
+    compilerOptions: {
+      module: moduleResolution === "node16" ? "node16" : "esnext",
+      moduleResolution,
+      target: "es2022",
+      lib: ["es2023"],
+      types: ["node"],
+      strict: true,
+      noEmit: true,
+      // The published .d.ts files themselves are checked too, not only what the plugin uses.
+      skipLibCheck: false,
+    },
+    files,
+  });
+
+const HELLO = "hello from outside\n";
+
+// Generous bounds: tsc over the published types and spawning the bin are slow on a loaded CI box.
+describe("the packed packages, installed outside the workspace", { timeout: 180_000 }, () => {
+  let work = "";
+  let app = "";
+  let project = "";
+  let bin = "";
+  const packed: Packed[] = [];
+
+  beforeAll(async () => {
+    assertBuilt();
+    const packages = publishable();
+    for (const p of packages) {
+      for (const file of ["dist/index.js", "dist/index.d.ts"])
+        if (!existsSync(path.join(REPO, p.dir, file)))
+          throw new Error(`${p.dir}/${file} is missing: run \`npm run build\` first`);
+    }
+    work = tempRoot("tb-packaging-");
+    expect(path.relative(REPO, work).startsWith("..")).toBe(true);
+    const packDir = path.join(work, "tarballs");
+    app = path.join(work, "app");
+    project = path.join(work, "project");
+    for (const d of [packDir, app, project]) mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(project, "hello.txt"), HELLO);
+
+    const pack = ok(
+      await run(
+        "npm",
+        [
+          "pack",
+          "--json",
+          "--ignore-scripts",
+          "--pack-destination",
+          packDir,
+          ...packages.flatMap((p) => ["-w", p.dir]),
+        ],
+        REPO,
+      ),
+      "npm pack",
+    );
+    const report = JSON.parse(pack.stdout) as Array<{
+      name: string;
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
+    for (const p of packages) {
+      const entry = report.find((r) => r.name === p.manifest.name);
+      if (!entry) throw new Error(`npm pack did not pack ${p.manifest.name}`);
+      packed.push({
+        ...p,
+        tarball: path.join(packDir, entry.filename),
+        files: entry.files.map((f) => f.path),
+      });
+    }
+
+    writeFileSync(
+      path.join(app, "package.json"),
+      // @toolbelt/shell's install script compiles the Landlock helper; npm 11 asks for it to be allowed.
+      `${JSON.stringify({ name: "outside-app", private: true, type: "module", allowScripts: { "@toolbelt/shell": true } }, null, 2)}\n`,
+    );
+    ok(
+      await run(
+        "npm",
+        [
+          "install",
+          "--no-audit",
+          "--no-fund",
+          "--prefer-offline",
+          ...packed.map((p) => p.tarball),
+          "typescript@~5.9.3",
+          "@types/node@^20.19.0",
+        ],
+        app,
+        240_000,
+      ),
+      "npm install of the tarballs",
+    );
+    bin = path.join(app, "node_modules/.bin/toolbelt");
+    writeFileSync(path.join(app, "esm.mjs"), ESM);
+    writeFileSync(path.join(app, "cjs.cjs"), CJS);
+    writeFileSync(path.join(app, "mcp-client.mjs"), MCP_CLIENT);
+    mkdirSync(path.join(app, "src"));
+    writeFileSync(path.join(app, "src/plugin.ts"), PLUGIN);
+    writeFileSync(path.join(app, "src/wrong.ts"), WRONG);
+  }, 300_000);
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("packs every publishable package with its license, readme, dist and types", () => {
+    const names = packed.map((p) => p.manifest.name).sort();
+    expect(names).toContain("@toolbelt/toolbelt");
+    expect(names).toContain("@toolbelt/core");
+    expect(names).toContain("@toolbelt/plugin-git");
+    for (const name of names) expect(name.startsWith("@toolbelt/")).toBe(true);
+    for (const p of packed) {
+      expect(p.files, p.manifest.name).toEqual(
+        expect.arrayContaining(["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts"]),
+      );
+      expect(
+        p.files.some((f) => f.startsWith("src/") || f.startsWith("test/")),
+        p.manifest.name,
+      ).toBe(false);
+    }
+    expect(packed.find((p) => p.manifest.name === "@toolbelt/toolbelt")?.manifest.bin).toEqual({
+      toolbelt: "./bin/toolbelt.js",
+    });
+  });
+
+  it("publishes manifests a registry and a resolver can use", () => {
+    const versions = new Map(packed.map((p) => [p.manifest.name, p.manifest.version]));
+    for (const { manifest: m } of packed) {
+      expect(m.license, m.name).toBe("MIT");
+      expect(m.publishConfig?.access, m.name).toBe("public");
+      expect(m.main, m.name).toBe("./dist/index.js");
+      expect(m.types, m.name).toBe("./dist/index.d.ts");
+      expect(m.exports?.["."], m.name).toEqual({
+        types: "./dist/index.d.ts",
+        import: "./dist/index.js",
+        default: "./dist/index.js",
+      });
+      // Siblings: a caret on the sibling's current version, so one published set resolves together.
+      for (const [dep, range] of Object.entries(m.dependencies ?? {})) {
+        if (dep.startsWith("@toolbelt/"))
+          expect(`${m.name} -> ${dep}@${range}`).toBe(`${m.name} -> ${dep}@^${versions.get(dep)}`);
+      }
+      // zod in the public types means the caller's zod must be the same one: a peer, not a dependency.
+      const types = readFileSync(path.join(app, "node_modules", m.name, "dist/index.d.ts"), "utf8");
+      if (/from ['"]zod['"]/.test(types)) {
+        expect(m.peerDependencies?.zod, `${m.name} peers zod`).toMatch(/^\^4\./);
+        expect(m.dependencies?.zod, `${m.name} depends on zod`).toBeUndefined();
+      }
+    }
+  });
+
+  it("installs the siblings from the tarballs, with one copy of each and of zod", () => {
+    const lock = readJson<{ packages: Record<string, { resolved?: string; version?: string }> }>(
+      path.join(app, "package-lock.json"),
+    );
+    const toolbeltEntries = Object.entries(lock.packages).filter(([key]) =>
+      key.includes("node_modules/@toolbelt/"),
+    );
+    expect(toolbeltEntries.map(([key]) => key).sort()).toEqual(
+      packed.map((p) => `node_modules/${p.manifest.name}`).sort(),
+    );
+    for (const [key, entry] of toolbeltEntries) expect(entry.resolved, key).toMatch(/^file:.*\.tgz$/);
+    const zods = Object.keys(lock.packages).filter((key) => key.endsWith("node_modules/zod"));
+    expect(zods).toEqual(["node_modules/zod"]);
+  });
+
+  it("runs the toolbelt bin: --version and run read_file", async () => {
+    const version = ok(await run(bin, ["--version"], app), "toolbelt --version");
+    expect(version.stdout.trim()).toBe(
+      packed.find((p) => p.manifest.name === "@toolbelt/toolbelt")?.manifest.version,
+    );
+    // What the docs tell a user to type resolves to this package, not to the unscoped `toolbelt`.
+    const npx = ok(await run("npx", ["--no-install", "@toolbelt/toolbelt", "--version"], app), "npx");
+    expect(npx.stdout.trim()).toBe(version.stdout.trim());
+    const read = ok(
+      await run(bin, ["run", "read_file", "--root", project, "--input", '{"path":"hello.txt"}'], app),
+      "toolbelt run read_file",
+    );
+    const payload = JSON.parse(read.stdout) as { kind: string; content: string };
+    expect(payload.kind).toBe("file_content");
+    expect(payload.content).toContain("hello from outside");
+  });
+
+  it("imports the SDK from ESM", async () => {
+    const out = ok(await run(process.execPath, ["esm.mjs", project], app), "esm.mjs");
+    const { result, names } = JSON.parse(out.stdout) as {
+      result: { kind: string; content: string };
+      names: string[];
+    };
+    expect(result.kind).toBe("file_content");
+    expect(result.content).toContain("hello from outside");
+    expect(names).toEqual(expect.arrayContaining(["read_file", "git_status"]));
+  });
+
+  it("requires the SDK from CommonJS (require of ESM), the same module instance as import", async () => {
+    const out = ok(await run(process.execPath, ["cjs.cjs", project], app), "cjs.cjs");
+    const parsed = JSON.parse(out.stdout) as {
+      result: { kind: string };
+      defineTool: string;
+      sameModule: boolean;
+    };
+    expect(parsed).toEqual({
+      result: expect.objectContaining({ kind: "file_content" }),
+      defineTool: "function",
+      sameModule: true,
+    });
+  });
+
+  for (const resolution of ["node16", "bundler"] as const) {
+    it(`type-checks a third-party plugin against the published types (moduleResolution ${resolution})`, async () => {
+      const tsc = path.join(app, "node_modules/typescript/bin/tsc");
+      // One program with both files: the plugin must be clean, and the only error is the one planted
+      // in wrong.ts (which proves the types are real, not \`any\`).
+      writeFileSync(
+        path.join(app, `tsconfig.${resolution}.json`),
+        tsconfig(resolution, ["src/plugin.ts", "src/wrong.ts"]),
+      );
+      const out = await run(process.execPath, [tsc, "-p", `tsconfig.${resolution}.json`], app);
+      const errors = out.stdout.split("\n").filter((line) => /error TS\d+/.test(line));
+      expect(errors).toEqual([
+        expect.stringMatching(
+          /^src\/wrong\.ts\(\d+,\d+\): error TS2339: Property 'nosuchfield' does not exist/,
+        ),
+      ]);
+      expect(out.code).toBe(2);
+    });
+  }
+
+  it("serves MCP to a real MCP client from the installed tree: lists tools and calls read_file", async () => {
+    const out = ok(await run(process.execPath, ["mcp-client.mjs", bin, project], app), "mcp-client.mjs");
+    const { tools, server, result } = JSON.parse(out.stdout) as {
+      tools: string[];
+      server: { name: string };
+      result: { isError?: boolean; structuredContent: { kind: string; content: string } };
+    };
+    expect(server.name).toBe("toolbelt");
+    expect(tools).toEqual(expect.arrayContaining(["read_file", "search_files", "edit_file"]));
+    expect(result.isError).toBe(false);
+    expect(result.structuredContent.kind).toBe("file_content");
+    expect(result.structuredContent.content).toContain("hello from outside");
+  });
+});
