@@ -30,14 +30,17 @@ describe("the built CLI under Deno", () => {
   });
 
   it("prints the bound tools", async () => {
-    const result = await cli(["tools", "--root", root], { runtime });
+    // The plugin is named by the project's own config, which only a trusted project may do.
+    const result = await cli(["tools", "--root", root, "--trust"], { runtime });
     expect(result.code).toBe(0);
     const names = JSON.parse(result.stdout).tools.map((t: { name: string }) => t.name);
     expect(names).toContain("greet");
   });
 
   it("runs a tool", async () => {
-    const result = await cli(["run", "greet", "--root", root, "--input", '{"name":"deno"}'], { runtime });
+    const result = await cli(["run", "greet", "--root", root, "--trust", "--input", '{"name":"deno"}'], {
+      runtime,
+    });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ kind: "greeting", text: "hello deno" });
   });
