@@ -157,6 +157,7 @@ export {
   type ToolRequirements,
   type WriteResult,
 } from "./tool.js";
+export { stateDir } from "./temp-files.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
 export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export {

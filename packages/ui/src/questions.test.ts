@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -8,11 +8,23 @@ import {
   type Session,
   type ToolbeltEvent,
 } from "@toolbelt/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { answerQuestion, family, pendingQuestions, takeLateAnswers } from "./index.js";
+import { questionsFile } from "./questions.js";
 
 let root: string;
 const open: Session[] = [];
+// Open questions are saved under the state dir: a private one keeps these tests out of ~/.toolbelt.
+const stateDir = mkdtempSync(path.join(os.tmpdir(), "tb-ask-state-"));
+const savedStateDir = process.env.TOOLBELT_STATE_DIR;
+beforeAll(() => {
+  process.env.TOOLBELT_STATE_DIR = stateDir;
+});
+afterAll(() => {
+  if (savedStateDir === undefined) delete process.env.TOOLBELT_STATE_DIR;
+  else process.env.TOOLBELT_STATE_DIR = savedStateDir;
+  rmSync(stateDir, { recursive: true, force: true });
+});
 beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), "tb-ask-"));
 });
@@ -230,5 +242,43 @@ describe("superseding and cancelling", () => {
     controller.abort();
     expect(await call).toMatchObject({ kind: "error", code: "ECANCELLED" });
     expect(pendingQuestions(s)).toEqual([]);
+  });
+});
+
+describe("open questions across a restart", () => {
+  it("a timed-out question survives the session: a new one on the root takes its answer as a late answer", async () => {
+    const first = await session({ capabilities: ["ask_user"] });
+    const pending = await first.call("ask_user_question", { questions: [DB], timeout_seconds: 0.01 });
+    expect(pending.kind).toBe("question_pending");
+    const id = String(pending.question_id);
+    const file = questionsFile(first) as string;
+    expect(file.startsWith(stateDir)).toBe(true);
+    await first.close();
+    expect(existsSync(file)).toBe(true);
+
+    const second = await session({ capabilities: ["ask_user"] });
+    expect(pendingQuestions(second)).toMatchObject([{ question_id: id, status: "timed_out" }]);
+    expect(answerQuestion(second, id, { answers: [{ options: [1] }] })).toMatchObject({ late: true });
+    await second.close();
+
+    // The late answer is not lost either: the next session hands it over once.
+    const third = await session({ capabilities: ["ask_user"] });
+    expect(pendingQuestions(third)).toEqual([]);
+    const late = takeLateAnswers(third);
+    expect(late).toMatchObject([{ question_id: id, answers: [{ selected: ["SQLite"] }] }]);
+    expect(late[0]?.text).toContain("Late: true");
+    expect(takeLateAnswers(third)).toEqual([]);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("a user message supersedes a restored question and clears it from the file", async () => {
+    const first = await session({ capabilities: ["ask_user"] });
+    const pending = await first.call("ask_user_question", { questions: [DB], timeout_seconds: 0.01 });
+    await first.close();
+    const second = await session({ capabilities: ["ask_user"] });
+    expect(pendingQuestions(second).map((q) => q.question_id)).toEqual([pending.question_id]);
+    second.userMessage("never mind, use SQLite");
+    expect(pendingQuestions(second)).toEqual([]);
+    expect(existsSync(questionsFile(second) as string)).toBe(false);
   });
 });

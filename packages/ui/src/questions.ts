@@ -1,4 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import {
   defineTool,
   type ErrorPayload,
@@ -7,6 +9,7 @@ import {
   type QuestionResponse,
   renderText,
   type Session,
+  stateDir,
 } from "@toolbelt/core";
 import { z } from "zod";
 
@@ -62,12 +65,103 @@ type Entry = {
   settle: (outcome: Outcome) => void;
 };
 
-type Store = { pending: Map<string, Entry>; late: LateAnswer[]; hooked: boolean };
+type Store = {
+  pending: Map<string, Entry>;
+  late: LateAnswer[];
+  hooked: boolean;
+  /** Ids this session wrote to (or read from) the questions file: the entries it owns there. */
+  owned: Set<string>;
+  file: string | undefined;
+};
 
 const QUESTIONS_STATE = "ui.questions";
 
+/** What the questions file of a root holds: the open questions and the late answers not yet taken. */
+type SavedQuestions = {
+  v: 1;
+  root: string;
+  pending: Array<{ request: QuestionRequest; asked_at: string }>;
+  late: LateAnswer[];
+};
+
+/**
+ * Open questions outlive the process: a root session keeps them (and untaken late answers) in
+ * `<state dir>/questions/<hash of the root>.json`, so a restarted server still takes their answers.
+ */
+export function questionsFile(session: Session): string | undefined {
+  if (!session.isRoot) return undefined;
+  const key = createHash("sha256").update(session.root).digest("hex").slice(0, 24);
+  return path.join(stateDir(), "questions", `${key}.json`);
+}
+
+function readSaved(file: string, root: string): SavedQuestions | undefined {
+  try {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as SavedQuestions;
+    if (saved?.v !== 1 || saved.root !== root || !Array.isArray(saved.pending) || !Array.isArray(saved.late))
+      return undefined;
+    return saved;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes this session's open questions, keeping what other sessions of the same root saved. */
+function save(session: Session, s: Store): void {
+  if (!s.file || session.closed) return;
+  const others = readSaved(s.file, session.root);
+  const pending = (others?.pending ?? []).filter((p) => !s.owned.has(p.request.question_id));
+  const late = (others?.late ?? []).filter((l) => !s.owned.has(l.question_id));
+  for (const [id, entry] of s.pending) {
+    s.owned.add(id);
+    pending.push({ request: entry.request, asked_at: entry.askedAt });
+  }
+  for (const answer of s.late) s.owned.add(answer.question_id);
+  late.push(...s.late);
+  try {
+    if (pending.length === 0 && late.length === 0) {
+      rmSync(s.file, { force: true });
+      return;
+    }
+    mkdirSync(path.dirname(s.file), { recursive: true, mode: 0o700 });
+    const tmp = `${s.file}.${process.pid}.tmp`;
+    const saved: SavedQuestions = { v: 1, root: session.root, pending, late };
+    writeFileSync(tmp, JSON.stringify(saved), { mode: 0o600 });
+    renameSync(tmp, s.file);
+  } catch {
+    // A read-only state dir only loses persistence across restarts; the session works as before.
+  }
+}
+
+/** Questions a previous process left open come back as timed out: answerable, the answer arrives late. */
+function restore(session: Session, s: Store): void {
+  if (!s.file) return;
+  const saved = readSaved(s.file, session.root);
+  if (!saved) return;
+  for (const { request, asked_at } of saved.pending) {
+    if (typeof request?.question_id !== "string" || !Array.isArray(request.questions)) continue;
+    s.owned.add(request.question_id);
+    s.pending.set(request.question_id, {
+      request,
+      status: "timed_out",
+      askedAt: asked_at,
+      controller: new AbortController(),
+      settle: () => {},
+    });
+  }
+  for (const answer of saved.late) {
+    if (typeof answer?.question_id !== "string" || typeof answer.text !== "string") continue;
+    s.owned.add(answer.question_id);
+    s.late.push(answer);
+  }
+}
+
 function store(session: Session): Store {
-  const s = session.state<Store>(QUESTIONS_STATE, () => ({ pending: new Map(), late: [], hooked: false }));
+  const s = session.state<Store>(QUESTIONS_STATE, () => {
+    const fresh: Store = { pending: new Map(), late: [], hooked: false, owned: new Set(), file: undefined };
+    fresh.file = questionsFile(session);
+    restore(session, fresh);
+    return fresh;
+  });
   if (!s.hooked) {
     s.hooked = true;
     // A new user message answers nothing: it replaces every open question.
@@ -87,6 +181,7 @@ function supersede(session: Session, s: Store, text: string): void {
     session.emit({ type: "question_answered", question_id: id, answers: [], superseded: true });
     entry.settle({ type: "superseded", text });
   }
+  save(session, s);
 }
 
 /** Checks a response against its questions; returns the model's view of it or a reason. */
@@ -178,6 +273,7 @@ export function answerQuestion(
   });
   if (late) s.late.push({ ...checked, text: renderAnswers(checked, true) });
   else entry.settle({ type: "answered", payload: checked });
+  save(session, s);
   return { kind: "question_answered", question_id: questionId, late };
 }
 
@@ -196,7 +292,10 @@ export function pendingQuestions(session: Session): PendingQuestion[] {
  * message. Taking them clears the queue.
  */
 export function takeLateAnswers(session: Session): LateAnswer[] {
-  return store(session).late.splice(0);
+  const s = store(session);
+  const taken = s.late.splice(0);
+  if (taken.length) save(session, s);
+  return taken;
 }
 
 const questionSchema = z.object({
@@ -248,6 +347,7 @@ export const askUserQuestion = defineTool({
       settle,
     };
     s.pending.set(questionId, entry);
+    save(session, s);
     ctx.emit({ type: "question", ...request });
 
     const ask = session.client.ask;
@@ -259,6 +359,7 @@ export const askUserQuestion = defineTool({
           const result = answerQuestion(session, questionId, response);
           if (result.kind === "error" && s.pending.get(questionId) === entry) {
             s.pending.delete(questionId);
+            save(session, s);
             entry.settle({
               type: "failed",
               error: { ...result, message: `the client's answer: ${result.message}` },
@@ -268,6 +369,7 @@ export const askUserQuestion = defineTool({
         (error: unknown) => {
           if (entry.controller.signal.aborted || s.pending.get(questionId) !== entry) return;
           s.pending.delete(questionId);
+          save(session, s);
           entry.settle({
             type: "failed",
             error: errorPayload(
@@ -297,6 +399,7 @@ export const askUserQuestion = defineTool({
       const result = await Promise.race(waits);
       if (result === "aborted") {
         s.pending.delete(questionId);
+        save(session, s);
         entry.controller.abort(new Error("the call was cancelled"));
         return errorPayload("ECANCELLED", "the question was cancelled before it was answered", {
           question_id: questionId,
