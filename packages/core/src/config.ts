@@ -125,7 +125,12 @@ export const configSchema = z.strictObject({
       mode: z.enum(["act", "plan"]).optional(),
     })
     .default({}),
-  tools: z.object({ search: searchEntry.optional() }).catchall(permissionEntry).default({}),
+  // Other keys name a tool, family or plugin: only the session knows those, so it checks them once
+  // plugins are loaded (checkToolKeys in permissions.ts). `file` covers the files and edit families.
+  tools: z
+    .object({ file: permissionEntry.optional(), search: searchEntry.optional() })
+    .catchall(permissionEntry)
+    .default({}),
   limits: limitsSchema.default(limitsSchema.parse({})),
   projects: z.array(projectSchema).default([]),
   lsp: z.record(z.string(), lspServerSchema).default({}),

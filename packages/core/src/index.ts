@@ -84,7 +84,21 @@ export {
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";
-export { DEFAULT_MODES, type Decision, decide, type PolicySubject } from "./permissions.js";
+export {
+  allowlistFilter,
+  BUILTIN_TOOL_KEYS,
+  checkToolKeys,
+  DEFAULT_MODES,
+  type Decision,
+  decide,
+  FILE_TOOLS_KEY,
+  knownToolKeys,
+  listingDecision,
+  type NamedTool,
+  type PolicySubject,
+  policyKeys,
+  toolEnabled,
+} from "./permissions.js";
 export {
   checkPlugin,
   type DoctorCheck,

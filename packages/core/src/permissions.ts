@@ -1,4 +1,5 @@
 import type { PermissionMode, ToolbeltConfig } from "./config.js";
+import { ToolbeltError } from "./errors.js";
 import { testLinesSafely } from "./safe-regex.js";
 import type { Access } from "./tool.js";
 
@@ -26,37 +27,159 @@ export type Decision =
   | { mode: "deny"; source: string; reason: string };
 
 /**
+ * `tools.file` governs every tool that reads or writes project files as files: the files family
+ * (read_file, write_file, list_files, list_dir, search_files) and the edit family (edit_file and the
+ * other backends), so no edit tool escapes a file allowlist meant for "the file tools".
+ */
+export const FILE_TOOLS_KEY = "file";
+const FILE_FAMILIES: ReadonlySet<string> = new Set(["files", "edit"]);
+
+type Entry = { mode?: PermissionMode; allowlist?: string[]; enabled?: boolean };
+
+/** The `tools.*` keys that apply to a tool, broadest first: `file`, its family, its name, its profile name. */
+export function policyKeys(subject: Pick<PolicySubject, "tool" | "calledAs" | "family">): string[] {
+  const keys = [
+    FILE_FAMILIES.has(subject.family) ? FILE_TOOLS_KEY : undefined,
+    subject.family,
+    subject.tool,
+    subject.calledAs,
+  ];
+  return [...new Set(keys.filter((k): k is string => !!k))];
+}
+
+function entriesOf(config: ToolbeltConfig): Record<string, Entry | undefined> {
+  return config.tools as Record<string, Entry | undefined>;
+}
+
+/** False when any key that applies to the tool (`file`, family, name, profile name) sets `enabled: false`. */
+export function toolEnabled(
+  subject: Pick<PolicySubject, "tool" | "calledAs" | "family">,
+  config: ToolbeltConfig,
+): boolean {
+  const entries = entriesOf(config);
+  return !policyKeys(subject).some((k) => entries[k]?.enabled === false);
+}
+
+/** Which of `paths` every applicable allowlist admits; `failed` names the first allowlist a path fails. */
+function checkAllowlists(
+  subject: Pick<PolicySubject, "tool" | "calledAs" | "family">,
+  config: ToolbeltConfig,
+  paths: readonly string[],
+): { ok: boolean[]; failed: Array<string | undefined> } {
+  const entries = entriesOf(config);
+  const ok = paths.map(() => true);
+  const failed: Array<string | undefined> = paths.map(() => undefined);
+  for (const key of policyKeys(subject)) {
+    const list = entries[key]?.allowlist;
+    if (!list || paths.length === 0) continue;
+    // An untrusted project's allowlist applies (it only tightens), so its patterns are caller input:
+    // matched under the regex budget, and a pattern over it refuses the call (ETIMEOUT).
+    const hits = list.map((p, i) =>
+      testLinesSafely(new RegExp(p), paths, { what: `tools.${key}.allowlist[${i}]` }),
+    );
+    paths.forEach((_p, j) => {
+      if (ok[j] && !hits.some((h) => h[j])) {
+        ok[j] = false;
+        failed[j] = `tools.${key}.allowlist`;
+      }
+    });
+  }
+  return { ok, failed };
+}
+
+/** The allowlist filter of a tool, or undefined when no allowlist applies to it. */
+export function allowlistFilter(
+  subject: Pick<PolicySubject, "tool" | "calledAs" | "family">,
+  config: ToolbeltConfig,
+): ((paths: readonly string[]) => boolean[]) | undefined {
+  const entries = entriesOf(config);
+  if (!policyKeys(subject).some((k) => entries[k]?.allowlist)) return undefined;
+  return (paths) => checkAllowlists(subject, config, paths).ok;
+}
+
+/** The literal text an anchored pattern starts with (up to its first metacharacter), unescaped. */
+function literalPrefix(source: string): string {
+  let out = "";
+  for (let i = 1; i < source.length; i++) {
+    const c = source[i] as string;
+    if (c === "\\") {
+      const next = source[i + 1];
+      // `\.`, `\/`, `\-`: an escaped punctuation character is itself; `\d`, `\w`... end the literal.
+      if (next === undefined || /[A-Za-z0-9]/.test(next)) break;
+      out += next;
+      i++;
+      continue;
+    }
+    if ("^$.|?*+()[]{}".includes(c)) {
+      // `a?` / `a*` / `a{0,}` may drop the character just taken.
+      if ("?*{".includes(c)) out = out.slice(0, -1);
+      break;
+    }
+    out += c;
+  }
+  return out;
+}
+
+/**
+ * Whether a file matching `source` could lie beneath directory `dir` (root-relative, "." for the
+ * root). Answers yes whenever it cannot rule it out cheaply: the listing tools filter every result
+ * by the allowlist afterwards, so admitting too much only lets a listing come back empty.
+ */
+function couldMatchBeneath(source: string, dir: string): boolean {
+  if (dir === "." || dir === "") return true;
+  // Unanchored, or alternatives at any level: some path under dir/ may contain a match.
+  if (!source.startsWith("^") || source.includes("|")) return true;
+  const prefix = literalPrefix(source);
+  const under = `${dir}/`;
+  return prefix.startsWith(under) || under.startsWith(prefix);
+}
+
+/**
+ * The decision on the directory (or file) argument of a tool that lists or searches: a directory
+ * passes an allowlist when some file it admits could lie beneath it — the tool must then keep only
+ * the results the returned `filter` admits (see `allowlistFilter`); a file argument must itself pass.
+ */
+export function listingDecision(
+  subject: Pick<PolicySubject, "tool" | "calledAs" | "family">,
+  config: ToolbeltConfig,
+  target: { rel: string; directory: boolean },
+): { denied?: string; filter?: (paths: readonly string[]) => boolean[] } {
+  const filter = allowlistFilter(subject, config);
+  if (!filter) return {};
+  if (!target.directory) {
+    const { ok, failed } = checkAllowlists(subject, config, [target.rel]);
+    return ok[0] ? { filter } : { denied: `${target.rel} is not in ${failed[0]}` };
+  }
+  // The directory itself may be what a pattern names (`^src$`); else some file beneath must fit.
+  if (checkAllowlists(subject, config, [target.rel]).ok[0]) return { filter };
+  const entries = entriesOf(config);
+  for (const key of policyKeys(subject)) {
+    const list = entries[key]?.allowlist;
+    if (!list) continue;
+    if (!list.some((p) => couldMatchBeneath(p, target.rel)))
+      return { denied: `no file under ${target.rel} can match tools.${key}.allowlist` };
+  }
+  return { filter };
+}
+
+/**
  * The permission policy: per tool, then per family, then the default for the kind of access.
  * `allow` (from `--allow` or the SDK) turns ask into allow, never deny into allow.
  */
 export function decide(subject: PolicySubject, config: ToolbeltConfig, allow: ReadonlySet<string>): Decision {
-  const entries = config.tools as Record<
-    string,
-    { mode?: PermissionMode; allowlist?: string[]; enabled?: boolean }
-  >;
-  const keys = [subject.tool, subject.calledAs, subject.family].filter((k): k is string => !!k);
-  for (const key of keys) {
-    const list = entries[key]?.allowlist;
-    if (!list) continue;
-    const patterns = list.map((p) => new RegExp(p));
-    // An untrusted project's allowlist applies (it only tightens), so its patterns are caller input:
-    // matched under the regex budget, and a pattern over it refuses the call (ETIMEOUT).
-    const hits = patterns.map((re, i) =>
-      testLinesSafely(re, subject.paths, { what: `tools.${key}.allowlist[${i}]` }),
-    );
-    const outside = subject.paths.find((_p, j) => !hits.some((h) => h[j]));
-    if (outside !== undefined) {
-      return {
-        mode: "deny",
-        source: `tools.${key}.allowlist`,
-        reason: `${outside} is not in tools.${key}.allowlist`,
-      };
-    }
+  const entries = entriesOf(config);
+  const keys = policyKeys(subject);
+  const { ok, failed } = checkAllowlists(subject, config, subject.paths);
+  const outside = ok.indexOf(false);
+  if (outside !== -1) {
+    const source = failed[outside] as string;
+    return { mode: "deny", source, reason: `${subject.paths[outside]} is not in ${source}` };
   }
   let mode: PermissionMode = DEFAULT_MODES[subject.access];
   let source = `default for ${subject.access} access`;
-  for (const key of [subject.family, subject.tool, subject.calledAs]) {
-    const m = key ? entries[key]?.mode : undefined;
+  // Broadest first, so the most specific key that sets a mode wins.
+  for (const key of keys) {
+    const m = entries[key]?.mode;
     if (m) {
       mode = m;
       source = `tools.${key}.mode`;
@@ -65,4 +188,88 @@ export function decide(subject: PolicySubject, config: ToolbeltConfig, allow: Re
   if (mode === "deny") return { mode, source, reason: `denied by ${source}` };
   if (mode === "ask" && keys.some((k) => allow.has(k))) return { mode: "allow", source: "--allow" };
   return { mode, source };
+}
+
+/** A tool as `checkToolKeys` sees it: its names in every profile and its family. */
+export interface NamedTool {
+  name: string;
+  family: string;
+  profiles?: Record<string, { name?: string } | false>;
+}
+
+/**
+ * Families, tools and profile names of toolbelt's built-in families. A session may load only some of
+ * them (`toolbelt run` loads the one family it calls), yet a config shared by every run may name any:
+ * they are known keys whatever is loaded. A test in the toolbelt package keeps this list in step.
+ */
+export const BUILTIN_TOOL_KEYS: readonly string[] = [
+  "aider_edit_block_tool",
+  "aider_list_dir_tool",
+  "aider_shell_tool",
+  "ask_user_question",
+  "edit",
+  "edit_file",
+  "file_edit_tool",
+  "files",
+  "list_dir",
+  "list_files",
+  "list_projects",
+  "lsp",
+  "lsp_call_hierarchy",
+  "lsp_definition",
+  "lsp_diagnostics",
+  "lsp_document_symbols",
+  "lsp_hover",
+  "lsp_implementation",
+  "lsp_references",
+  "lsp_rename",
+  "lsp_workspace_symbols",
+  "mcp",
+  "present_ui",
+  "projects",
+  "read_file",
+  "search_files",
+  "search_replace_block",
+  "shell",
+  "shell_session",
+  "shell_session_tool",
+  "structured_patch",
+  "switch_project",
+  "tool_search",
+  "ui",
+  "update_todos",
+  "write_file",
+];
+
+/**
+ * The `tools.*` keys a session knows: `file`, the built-ins (`BUILTIN_TOOL_KEYS`), every family,
+ * tool and profile name of the tools it was granted, and the plugins' names. Keys for tools that arrive later are admitted by their
+ * prefix or family: `mcp__…` (an MCP server's tools) and `client` (tools a client brings).
+ */
+export function knownToolKeys(tools: readonly NamedTool[], pluginNames: readonly string[] = []): string[] {
+  const known = new Set<string>([FILE_TOOLS_KEY, "search", "client", ...BUILTIN_TOOL_KEYS, ...pluginNames]);
+  for (const tool of tools) {
+    known.add(tool.name);
+    known.add(tool.family);
+    for (const variant of Object.values(tool.profiles ?? {}))
+      if (variant && variant.name !== undefined) known.add(variant.name);
+  }
+  return [...known].sort();
+}
+
+/** Throws EINVAL_CONFIG naming every `tools.*` key no tool, family or plugin of the session answers to. */
+export function checkToolKeys(
+  config: ToolbeltConfig,
+  tools: readonly NamedTool[],
+  pluginNames: readonly string[] = [],
+): void {
+  const known = knownToolKeys(tools, pluginNames);
+  const unknown = Object.keys(config.tools).filter((k) => !known.includes(k) && !k.startsWith("mcp__"));
+  if (unknown.length === 0) return;
+  const keys = unknown.map((k) => `tools.${k}`).join(", ");
+  throw new ToolbeltError(
+    "EINVAL_CONFIG",
+    `invalid config: unknown key${unknown.length > 1 ? "s" : ""} ${keys} (tools.* keys are tool, family and plugin names, "file", or mcp__<server>__<tool>; known here: ${[...known].join(", ")})`,
+    { details: { source: "tools", problems: unknown.map((k) => `unknown key tools.${k}`), known } },
+  );
 }

@@ -18,7 +18,7 @@ import { type EventInput, type EventOf, EventStream, type EventType, type Toolbe
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
-import { decide } from "./permissions.js";
+import { checkToolKeys, decide, toolEnabled } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
@@ -281,6 +281,13 @@ export class Session {
   }
 
   editBackend(): EditBackend {
+    // A profile whose spec has one edit tool of its own (mouaif: edit_file) binds it whatever the model.
+    if (this.profile !== "default") {
+      const own = new Set<EditBackend>();
+      for (const t of this.granted()) if (t.editBackend && t.profiles?.[this.profile]) own.add(t.editBackend);
+      const [only] = own;
+      if (own.size === 1 && only) return only;
+    }
     // An empty edit_tool follows the model, as the reference profiles' spec says.
     const chosen = this.#config.agent.edit_tool || editBackendForModel(this.model);
     return this.profile === "default" ? chosen : this.#profileBackend(chosen);
@@ -303,8 +310,7 @@ export class Session {
     if (req?.rootAgentOnly && !this.isRoot) return false;
     if (req?.actModeOnly && this.mode !== "act") return false;
     if (req?.autoWorkspaceOnly && this.#config.agent.workspace_mode !== "auto") return false;
-    const entries = this.#config.tools as Record<string, { enabled?: boolean } | undefined>;
-    if (entries[tool.family]?.enabled === false || entries[tool.name]?.enabled === false) return false;
+    if (!toolEnabled({ tool: tool.name, family: tool.family }, this.#config)) return false;
     if (tool.editBackend && tool.editBackend !== this.editBackend()) return false;
     return true;
   }
@@ -948,6 +954,12 @@ function schemaOf(binding: Binding): BoundToolSchema {
 /** Creates a session: validates the config, checks plugins, runs their setup. */
 export async function createSession(options: SessionOptions): Promise<Session> {
   const session = new Session(options);
+  // Plugins are known now, so a tools.* key naming no tool, family or plugin is a typo, not a plugin's.
+  checkToolKeys(
+    session.config,
+    session.granted(),
+    session.plugins.map((p) => p.name),
+  );
   await session.setup();
   return session;
 }

@@ -148,6 +148,13 @@ export interface ParsedToolText {
   entries?: TreeEntry[];
   /** Everything a tree held: number of files and of matches. */
   totals?: { files: number; matches: number };
+  /** Whether the listing or search was cut at a cap (`# Count:` / `# Matches:` says `capped at`). */
+  truncated?: boolean;
+  /** The cap it was cut at, and the further cap terms (`matches / 1048576 chars`). */
+  cap?: number;
+  capDetail?: string;
+  /** `# Skipped: N files (...)`: files a search left out. */
+  skipped?: number;
   error?: { code: string; message: string };
 }
 
@@ -239,6 +246,12 @@ function parseRetiredGroups(lines: string[]): TreeEntry[] {
 /** Kinds whose body is a path tree. */
 const TREE_KINDS = new Set(["file_list", "dir_list", "search_results"]);
 
+/** Texts without `# Kind:` (the mouaif profile's) say what they are by their first header. */
+const KIND_BY_HEADER: Array<[string, string]> = [
+  ["Listing", "file_list"],
+  ["Search", "search_results"],
+];
+
 /**
  * Turns model-facing text back into structure: headers, counts with their caps, and for listings and
  * search results the tree entries. Reads both the indented tree and the retired `# dir/` grouped form.
@@ -261,7 +274,7 @@ export function parseToolText(text: string): ParsedToolText {
   }
   const bodyLines = lines.slice(i);
   const result: ParsedToolText = { headers, counts, body: bodyLines.join("\n") };
-  const kind = headers.Kind;
+  const kind = headers.Kind ?? KIND_BY_HEADER.find(([h]) => headers[h] !== undefined)?.[1];
   if (kind) result.kind = kind;
   if (headers.Error) {
     result.kind = "error";
@@ -277,6 +290,14 @@ export function parseToolText(text: string): ParsedToolText {
       files: entries.length,
       matches: entries.reduce((n, e) => n + (e.matches?.filter((m) => !m.context).length ?? 0), 0),
     };
+    const count = counts.Matches ?? counts.Count;
+    if (count) {
+      result.truncated = count.capped;
+      if (count.cap !== undefined) result.cap = count.cap;
+      if (count.capDetail) result.capDetail = count.capDetail;
+    }
+    const skipped = /^(\d+)\b/.exec(headers.Skipped ?? "");
+    if (skipped) result.skipped = Number(skipped[1]);
   }
   return result;
 }

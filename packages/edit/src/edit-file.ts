@@ -57,8 +57,9 @@ export function planEdit(
   doc: TextDocument,
   oldText: string,
   newText: string,
+  label = "old_text",
 ): { after: TextDocument; match: Match } | MatchFailure {
-  const match = locate(doc, oldText, newText, { strategies: ALL_STRATEGIES, label: "old_text" });
+  const match = locate(doc, oldText, newText, { strategies: ALL_STRATEGIES, label });
   if (isFailure(match)) return match;
   return {
     after: keepFinalNewline(doc, spliceDocument(doc, match.start, match.end, match.replacement)),
@@ -70,6 +71,8 @@ export async function editFile(
   ctx: ToolContext,
   args: { path: string; old_text: string; new_text: string },
 ): Promise<EditResult | ErrorPayload> {
+  // Messages name the parameters the caller sent: mouaif's are oldText/newText.
+  const [oldName, newName] = ctx.profile === "mouaif" ? ["oldText", "newText"] : ["old_text", "new_text"];
   const target = resolveIn(ctx, args.path);
   return withFileLocks(ctx, [target.abs], async () => {
     const file = await loadFile(ctx, target.abs, target.rel);
@@ -78,7 +81,7 @@ export async function editFile(
       if (file.exists && !empty) {
         return errorPayload(
           "EINVAL_INPUT",
-          `old_text is empty but ${target.rel} is not: an empty search would match everywhere. Give the lines to replace.`,
+          `${oldName} is empty but ${target.rel} is not: an empty search would match everywhere. Give the lines to replace.`,
           { path: target.rel },
         );
       }
@@ -87,17 +90,17 @@ export async function editFile(
       return editResult(edits, notes);
     }
     if (!file.exists) {
-      return errorPayload("ENOENT", `${target.rel} does not exist (to create it, send an empty old_text)`, {
+      return errorPayload("ENOENT", `${target.rel} does not exist (to create it, send an empty ${oldName})`, {
         path: target.rel,
       });
     }
-    const planned = planEdit(file.doc, args.old_text, args.new_text);
+    const planned = planEdit(file.doc, args.old_text, args.new_text, oldName);
     if (isFailure(planned)) return failurePayload(planned, { path: target.rel });
     const { after, match } = planned;
     if (after.text === file.doc.text) {
       return errorPayload(
         "EINVAL_INPUT",
-        `old_text and new_text are the same at lines ${match.startLine}-${match.endLine}; nothing to change`,
+        `${oldName} and ${newName} are the same at lines ${match.startLine}-${match.endLine}; nothing to change`,
         {
           path: target.rel,
         },
@@ -121,7 +124,7 @@ export const editFileTool = defineTool({
   profiles: {
     mouaif: {
       name: "edit_file",
-      description: DESCRIPTION.replace(/old_text/g, "oldText"),
+      description: DESCRIPTION.replace(/old_text/g, "oldText").replace(/new_text/g, "newText"),
       input: mouaifInput,
       toInput: (v) => ({ path: v.path ?? v.file, old_text: v.oldText, new_text: v.newText }),
     },

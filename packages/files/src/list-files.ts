@@ -4,6 +4,7 @@ import {
   countWithCap,
   defineTool,
   escapePath,
+  listingDecision,
   renderText,
   renderTree,
   ToolbeltError,
@@ -12,7 +13,7 @@ import {
 } from "@toolbelt/core";
 import picomatch from "picomatch";
 import { z } from "zod";
-import { imageMimeType } from "./text-decode.js";
+import { decodeText, imageMimeType } from "./text-decode.js";
 import { comparePaths } from "./tree-order.js";
 import { walkFiles } from "./walk.js";
 
@@ -24,6 +25,8 @@ export type FileListPayload = {
   count: number;
   capped: boolean;
   max_entries: number;
+  /** Set in the mouaif profile, whose text reads `# Listing: <pattern>` / `# Count: N`. */
+  profile?: "mouaif";
 };
 
 export type DirListPayload = {
@@ -54,14 +57,52 @@ async function directoryOf(ctx: ToolContext, p: string) {
   return resolved;
 }
 
-/** Collects matching root-relative paths under `start`, sorted, at most `cap` of them. */
+/**
+ * The allowlist decision on a listing's directory, and the filter for what it finds: a directory is
+ * admitted when an allowed file could lie beneath it, and only allowed files are listed.
+ */
+function listingScope(
+  ctx: ToolContext,
+  tool: string,
+  dir: { rel: string },
+): ((rels: readonly string[]) => boolean[]) | undefined {
+  const subject = { tool, calledAs: ctx.calledAs, family: "files" };
+  const { denied, filter } = listingDecision(subject, ctx.config, { rel: dir.rel, directory: true });
+  if (denied)
+    throw new ToolbeltError("EDENIED", `${ctx.calledAs}: ${denied}`, {
+      details: { tool: ctx.calledAs, path: dir.rel },
+    });
+  return filter;
+}
+
+/** Whether a file's first bytes look binary the way ripgrep judges it (a NUL byte, no UTF-16 BOM). */
+async function looksBinary(ctx: ToolContext, rel: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<ToolContext["openFile"]>> | undefined;
+  try {
+    handle = await ctx.openFile(path.join(ctx.root, rel));
+    const buf = Buffer.alloc(8192);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return decodeText(buf.subarray(0, bytesRead)) === undefined;
+  } catch {
+    // Unreadable now (removed, a special file): leave it out rather than list what cannot be read.
+    return true;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Collects matching root-relative paths under `start`, sorted, at most `cap` of them, keeping only
+ * those `admit` lets through (the allowlist) and, with `textOnly`, text and image files.
+ */
 async function collect(
   ctx: ToolContext,
   start: string,
   accept: (rel: string) => boolean,
   cap: number,
+  options: { admit?: (rels: readonly string[]) => boolean[]; textOnly?: boolean } = {},
 ): Promise<{ paths: string[]; capped: boolean }> {
-  const found: string[] = [];
+  let found: string[] = [];
   const bound = collectionBound(cap);
   let stoppedEarly = false;
   await walkFiles({ root: ctx.root, start, signal: ctx.signal }, ({ rel }) => {
@@ -73,7 +114,20 @@ async function collect(
     }
     return true;
   });
+  if (options.admit) {
+    const ok = options.admit(found);
+    found = found.filter((_p, i) => ok[i]);
+  }
   found.sort(comparePaths);
+  if (options.textOnly) {
+    // Judged in order and only until one past the cap: a listing opens at most cap + 1 text files.
+    const kept: string[] = [];
+    for (const rel of found) {
+      if (kept.length > cap) break;
+      if (imageMimeType(rel) || !(await looksBinary(ctx, rel))) kept.push(rel);
+    }
+    found = kept;
+  }
   return { paths: found.slice(0, cap), capped: stoppedEarly || found.length > cap };
 }
 
@@ -94,9 +148,13 @@ export const listFilesTool = defineTool({
   description:
     "List files matching a glob (case-insensitive; a bare directory lists everything under it), honouring .gitignore. Answers an indented tree of root-relative paths; images are marked (image).",
   input: listFilesInput,
-  paths: (input) => [input.path],
+  // No paths for the session's allowlist check: a directory is judged by listingScope, and the
+  // listing is filtered by the allowlist, so `.` lists the allowed files instead of failing.
+  paths: () => [],
   async execute(input, ctx): Promise<FileListPayload> {
     const base = await directoryOf(ctx, input.path);
+    const admit = listingScope(ctx, "list_files", base);
+    const mouaif = ctx.profile === "mouaif";
     let pattern = input.pattern.trim().replace(/^\.\/+/, "") || "**";
     if (path.isAbsolute(pattern)) {
       // An absolute pattern must lie inside the root; it is taken relative to `path` from here on.
@@ -112,13 +170,23 @@ export const listFilesTool = defineTool({
       pattern = [relBase, rest].filter(Boolean).join("/") || "**";
     }
     const scan = picomatch.scan(pattern);
-    if (!scan.isGlob) {
-      const target = ctx.resolve(path.join(base.abs, pattern));
-      if (target.exists && (await fs.stat(target.abs)).isDirectory())
-        pattern = `${pattern.replace(/\/+$/, "")}/**`;
-    }
     // `s`: a name may hold a newline or carriage return, and `*` must match it (rg's globs do).
-    const isMatch = picomatch(pattern, { dot: true, nocase: true, flags: "is" });
+    const globOptions = { dot: true, nocase: true, flags: "is" };
+    let isMatch: (rel: string) => boolean = picomatch(pattern, globOptions);
+    if (!scan.isGlob) {
+      const bare = pattern.replace(/\/+$/, "");
+      const target = ctx.resolve(path.join(base.abs, pattern));
+      if (target.exists && (await fs.stat(target.abs)).isDirectory()) {
+        pattern = `${bare}/**`;
+        isMatch = picomatch(pattern, globOptions);
+      } else {
+        // A bare name that is no directory as written may still name one in another case (`SRC`):
+        // it then lists that directory, as globs match case-insensitively.
+        const under = picomatch(`${bare}/**`, globOptions);
+        const exact = isMatch;
+        isMatch = (rel: string) => exact(rel) || under(rel);
+      }
+    }
     // Walk from the pattern's static prefix when it exists as written; otherwise from the base,
     // since a case-insensitive prefix may name the directory in another case.
     let start = base.abs;
@@ -134,6 +202,8 @@ export const listFilesTool = defineTool({
       start,
       (rel) => isMatch(baseRel ? rel.slice(baseRel.length) : rel),
       cap,
+      // The mouaif spec lists text and image files only; the default profile lists every file.
+      { ...(admit ? { admit } : {}), textOnly: mouaif },
     );
     return {
       kind: "file_list",
@@ -143,9 +213,18 @@ export const listFilesTool = defineTool({
       count: paths.length,
       capped,
       max_entries: cap,
+      ...(mouaif ? { profile: "mouaif" as const } : {}),
     };
   },
   render(payload) {
+    if (payload.profile === "mouaif") {
+      const head = renderText([
+        ["Listing", payload.pattern],
+        ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+      ]);
+      const tree = renderTree(payload.entries as TreeEntry[]);
+      return tree ? `${head}\n\n${tree}` : head;
+    }
     return renderText(
       [
         ["Kind", "file_list"],
@@ -169,11 +248,13 @@ export const listDirTool = defineTool({
   description:
     "List every file under a directory, recursively, as paths relative to the project root (honours .gitignore).",
   input: listDirInput,
-  paths: (input) => [input.path],
+  // Judged by listingScope instead, like list_files.
+  paths: () => [],
   async execute(input, ctx): Promise<DirListPayload> {
     const dir = await directoryOf(ctx, input.path);
+    const admit = listingScope(ctx, "list_dir", dir);
     const cap = ctx.limits.fileListMaxEntries;
-    const { paths, capped } = await collect(ctx, dir.abs, () => true, cap);
+    const { paths, capped } = await collect(ctx, dir.abs, () => true, cap, admit ? { admit } : {});
     return { kind: "dir_list", path: dir.rel, files: paths, count: paths.length, capped, max_entries: cap };
   },
   render(payload) {

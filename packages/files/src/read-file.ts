@@ -13,6 +13,8 @@ import { decodeText, imageMimeType, type TextEncoding } from "./text-decode.js";
 const MAX_READ_BYTES = 256 * 1024 * 1024;
 
 export const TRUNCATION_NOTE = "... (truncated - use offset/limit to read more)";
+/** The mouaif profile's parameters are startLine/endLine: its notes and errors name those. */
+export const MOUAIF_TRUNCATION_NOTE = "... (truncated - use startLine/endLine to read more)";
 
 export type FileContentPayload = {
   kind: "file_content";
@@ -32,6 +34,8 @@ export type FileContentPayload = {
   line_endings: "lf" | "crlf";
   /** When truncated: the `offset` to pass next, in the caller's profile numbering (mewbo's is 0-based). */
   next_offset?: number;
+  /** Set in the mouaif profile: the text then speaks of startLine (next_offset is the next startLine). */
+  profile?: "mouaif";
 };
 
 export type FileUnchangedPayload = {
@@ -181,12 +185,14 @@ export async function executeRead(
   const maxLines = ctx.limits.fileReadMaxLines;
   const start = input.offset ?? 1;
   const limit = Math.min(input.limit ?? maxLines, maxLines);
+  const mouaif = ctx.profile === "mouaif";
   if (start > Math.max(total, 1)) {
+    const field = mouaif ? "startLine" : "offset";
     throw new ToolbeltError(
       "EINVAL_INPUT",
-      `offset ${start} is past the end of ${resolved.rel} (${total} lines)`,
+      `${field} ${start} is past the end of ${resolved.rel} (${total} lines)`,
       {
-        details: { field: "offset", path: resolved.rel, total_lines: total },
+        details: { field, path: resolved.rel, total_lines: total },
       },
     );
   }
@@ -221,7 +227,7 @@ export async function executeRead(
     }
     out.push(numbered(n, text));
   }
-  if (!reachedEnd) out.push(TRUNCATION_NOTE);
+  if (!reachedEnd) out.push(mouaif ? MOUAIF_TRUNCATION_NOTE : TRUNCATION_NOTE);
   ctx.ledger.record(resolved.abs, fingerprint, window);
   return {
     kind: "file_content",
@@ -236,6 +242,7 @@ export async function executeRead(
     encoding: decoded.encoding,
     line_endings: crlf ? "crlf" : "lf",
     ...(reachedEnd ? {} : { next_offset: ctx.profile === "mewbo" ? last : last + 1 }),
+    ...(mouaif ? { profile: "mouaif" as const } : {}),
   };
 }
 
@@ -260,6 +267,7 @@ export function renderRead(payload: FileContentPayload | FileUnchangedPayload | 
       `[image ${payload.path}: ${payload.mime_type}, ${payload.size} bytes; the data travels as an image block]`,
     );
   }
+  const next = payload.profile === "mouaif" ? "startLine" : "offset";
   const lines =
     payload.total_lines === 0
       ? "0 (empty file)"
@@ -271,12 +279,12 @@ export function renderRead(payload: FileContentPayload | FileUnchangedPayload | 
       ["Lines", lines],
       [
         "Truncated",
-        payload.truncated ? `yes (next offset ${payload.next_offset ?? payload.end_line + 1})` : undefined,
+        payload.truncated ? `yes (next ${next} ${payload.next_offset ?? payload.end_line + 1})` : undefined,
       ],
       [
         "Byte-Cap",
         payload.byte_capped
-          ? `${payload.byte_capped} bytes reached (limits.fileReadMaxBytes); read on from the next offset`
+          ? `${payload.byte_capped} bytes reached (limits.fileReadMaxBytes); read on from the next ${next}`
           : undefined,
       ],
       ["Cut-Lines", payload.cut_lines.length ? payload.cut_lines.join(",") : undefined],

@@ -3,6 +3,7 @@ import path from "node:path";
 import {
   countWithCap,
   defineTool,
+  listingDecision,
   type ResolvedPath,
   renderText,
   renderTree,
@@ -31,6 +32,10 @@ export type SearchResultsPayload = {
   capped: boolean;
   max_matches: number;
   max_chars: number;
+  /** Files with matches left out because the allowlist does not admit them. */
+  skipped?: number;
+  /** Set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`. */
+  profile?: "mouaif";
 };
 
 const searchInput = z.object({
@@ -68,7 +73,9 @@ export const searchFilesTool = defineTool({
   description:
     "Search file contents with a regular expression (ripgrep). Honours .gitignore/.ignore, skips binary files, includes hidden files except .git. Answers matching lines grouped under their files as `line: text`, capped (the cap is stated).",
   input: searchInput,
-  paths: (input) => [input.path],
+  // No paths for the session's allowlist check: a directory is admitted when an allowed file could lie
+  // beneath it, and the results of either engine are then filtered by the allowlist.
+  paths: () => [],
   async execute(input, ctx): Promise<SearchResultsPayload> {
     if (/[\n\r]/.test(input.query)) {
       throw new ToolbeltError("EINVAL_INPUT", "query must be a single line (matching is line by line)", {
@@ -82,6 +89,15 @@ export const searchFilesTool = defineTool({
         details: { field: "path" },
       });
     }
+    const { denied, filter } = listingDecision(
+      { tool: "search_files", calledAs: ctx.calledAs, family: "files" },
+      ctx.config,
+      { rel: target.rel, directory: stat.isDirectory() },
+    );
+    if (denied)
+      throw new ToolbeltError("EDENIED", `${ctx.calledAs}: ${denied}`, {
+        details: { tool: ctx.calledAs, path: target.rel },
+      });
     const choice = await chooseEngine(ctx.config);
     if (choice.engine === "unavailable") throw new ToolbeltError("EUNAVAILABLE", choice.reason);
     const maxMatches = ctx.limits.fileSearchMaxMatches;
@@ -109,6 +125,12 @@ export const searchFilesTool = defineTool({
         signal: ctx.signal,
       });
     }
+    let skipped = 0;
+    if (filter) {
+      const ok = filter(result.files.map((f) => f.path));
+      skipped = ok.filter((x) => !x).length;
+      result = { ...result, files: result.files.filter((_f, i) => ok[i]) };
+    }
     const capped = capResults(result, maxMatches, maxChars);
     return {
       kind: "search_results",
@@ -123,9 +145,27 @@ export const searchFilesTool = defineTool({
       capped: capped.capped,
       max_matches: maxMatches,
       max_chars: maxChars,
+      ...(skipped ? { skipped } : {}),
+      ...(ctx.profile === "mouaif" ? { profile: "mouaif" as const } : {}),
     };
   },
   render(payload) {
+    const matches = countWithCap(
+      payload.matches,
+      payload.max_matches,
+      payload.capped,
+      `matches / ${payload.max_chars} chars`,
+    );
+    const skipped = payload.skipped ? `${payload.skipped} files (not in the allowlist)` : undefined;
+    if (payload.profile === "mouaif") {
+      const head = renderText([
+        ["Search", payload.query],
+        ["Matches", matches],
+        ["Skipped", skipped],
+      ]);
+      const tree = renderTree(payload.entries);
+      return tree ? `${head}\n\n${tree}` : head;
+    }
     return renderText(
       [
         ["Kind", "search_results"],
@@ -134,15 +174,8 @@ export const searchFilesTool = defineTool({
         ["Include", payload.include],
         ["Note", payload.note],
         ["Files", payload.files],
-        [
-          "Matches",
-          countWithCap(
-            payload.matches,
-            payload.max_matches,
-            payload.capped,
-            `matches / ${payload.max_chars} chars`,
-          ),
-        ],
+        ["Matches", matches],
+        ["Skipped", skipped],
       ],
       renderTree(payload.entries),
     );

@@ -9,7 +9,18 @@ export type FileWrittenPayload = {
   bytes: number;
   /** Notes from afterWrite hooks (new diagnostics, for example). */
   notes: string[];
+  /** The mouaif profile's result fields: the root-relative path, and the content's length and lines. */
+  relPath?: string;
+  chars?: number;
+  lines?: number;
 };
+
+/** Lines of a text as an editor counts them: a final newline ends the last line, it starts none. */
+function lineCount(text: string): number {
+  if (text === "") return 0;
+  const breaks = text.split("\n").length - 1;
+  return text.endsWith("\n") ? breaks : breaks + 1;
+}
 
 const writeInput = z.object({
   path: z.string().min(1).describe("file path, relative to the project root; parent directories are created"),
@@ -51,6 +62,9 @@ export const writeFileTool = defineTool({
       result: written.created ? "created" : "overwritten",
       bytes: written.bytes,
       notes: written.notes,
+      ...(ctx.profile === "mouaif"
+        ? { relPath: resolved.rel, chars: input.content.length, lines: lineCount(input.content) }
+        : {}),
     };
   },
   render(payload) {

@@ -146,7 +146,7 @@ export async function serveMcp(
       s.callWithText(request.params.name, request.params.arguments ?? {}, { signal: extra.signal }),
     );
     return {
-      content: [{ type: "text" as const, text }],
+      content: [{ type: "text" as const, text }, ...imageBlocks(payload)],
       structuredContent: payload,
       isError: payload.kind === "error",
     };
@@ -164,6 +164,13 @@ export async function serveMcp(
   await server.connect(transport);
   await closed;
   if (session) await (await session.catch(() => undefined))?.close();
+}
+
+/** An image payload (read_file of a .png...) as an MCP image block, so clients show it, not only its base64. */
+function imageBlocks(payload: { kind: string }): Array<{ type: "image"; data: string; mimeType: string }> {
+  const p = payload as { kind: string; base64?: unknown; mime_type?: unknown };
+  if (p.kind !== "image" || typeof p.base64 !== "string" || typeof p.mime_type !== "string") return [];
+  return [{ type: "image", data: p.base64, mimeType: p.mime_type }];
 }
 
 function maxMessageBytesOf(options: McpServeOptions): number {
