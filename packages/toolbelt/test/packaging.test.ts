@@ -178,6 +178,25 @@ const tsconfig = (moduleResolution: "node16" | "bundler", files: string[]) =>
 
 const HELLO = "hello from outside\n";
 
+describe("changesets", () => {
+  // A changeset naming a package that is not in the workspace (the old unscoped "toolbelt") makes
+  // `changeset version` fail at release time; catch it when the changeset lands.
+  it("name only workspace packages", () => {
+    const names = new Set(publishable().map((p) => p.manifest.name));
+    const dir = path.join(REPO, ".changeset");
+    const unknown: string[] = [];
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".md") && f !== "README.md")) {
+      const front = /^---\n([\s\S]*?)\n---/.exec(readFileSync(path.join(dir, file), "utf8"))?.[1] ?? "";
+      for (const line of front.split("\n").filter((l) => l.trim())) {
+        const name = /^\s*["']?([^"':]+)["']?\s*:/.exec(line)?.[1];
+        if (!name || !names.has(name)) unknown.push(`${file}: ${line}`);
+      }
+    }
+    expect(names.has("@toolbelt/toolbelt")).toBe(true);
+    expect(unknown).toEqual([]);
+  });
+});
+
 // Generous bounds: tsc over the published types and spawning the bin are slow on a loaded CI box.
 describe("the packed packages, installed outside the workspace", { timeout: 180_000 }, () => {
   let work = "";
