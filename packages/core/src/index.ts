@@ -57,8 +57,8 @@ export {
   ToolbeltError,
 } from "./errors.js";
 export {
-  ESCAPE_LEGEND,
   type Elided,
+  ESCAPE_LEGEND,
   type EscapeOptions,
   elideMiddle,
   escapeName,
@@ -81,6 +81,7 @@ export {
   eventSchemas,
   type ToolbeltEvent,
 } from "./events.js";
+export { findExecutable } from "./executables.js";
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";
@@ -146,6 +147,7 @@ export {
   Session,
   type SessionOptions,
 } from "./session.js";
+export { stateDir } from "./temp-files.js";
 export {
   type CountHeader,
   countWithCap,
@@ -171,7 +173,6 @@ export {
   type ToolRequirements,
   type WriteResult,
 } from "./tool.js";
-export { stateDir } from "./temp-files.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
 export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export {

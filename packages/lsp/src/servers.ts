@@ -1,7 +1,7 @@
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { findExecutable, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 
 /** How a server's diagnostics are collected. */
 export type DiagnosticsMode =
@@ -80,33 +80,8 @@ function resolveFrom(specifier: string): string | undefined {
   }
 }
 
-/**
- * Finds an executable on PATH (no shell involved). With `outside`, a PATH entry that is relative
- * (`.`, `node_modules/.bin`: it would resolve against the server's cwd, the project root) or whose
- * candidate lands inside `outside` once symlinks are resolved is skipped, so a file the model wrote
- * into the project never becomes the server through PATH.
- */
-export function whichSync(command: string, options: { outside?: string } = {}): string | undefined {
-  if (command.includes("/")) return isExecutable(command) ? path.resolve(command) : undefined;
-  const fence = options.outside === undefined ? undefined : realOrSelf(options.outside);
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    if (fence !== undefined && !path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, command);
-    if (!isExecutable(candidate)) continue;
-    if (fence !== undefined && isInside(realOrSelf(candidate), fence)) continue;
-    return candidate;
-  }
-  return undefined;
-}
-
-function realOrSelf(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return path.resolve(file);
-  }
-}
+/** Finds an executable on PATH (see core's `findExecutable`: never through a relative PATH entry). */
+export const whichSync = findExecutable;
 
 /** Whether `file` is `dir` or lies beneath it (both already real paths). */
 export function isInside(file: string, dir: string): boolean {

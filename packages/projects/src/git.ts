@@ -1,12 +1,17 @@
 import { execFile } from "node:child_process";
+import { findExecutable } from "@toolbelt/core";
 
 const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
 
 /** Runs git and resolves to its stdout, or undefined when git is missing or the command fails. */
 export function git(args: string[], cwd: string, timeoutMs = 5000): Promise<string | undefined> {
+  // An absolute git from PATH, never one inside the directory it is asked about (a relative PATH entry
+  // would resolve against `cwd`, a project the model may have written into).
+  const program = findExecutable("git", { outside: cwd });
+  if (!program) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     execFile(
-      "git",
+      program,
       args,
       { cwd, env: GIT_ENV, timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
       (error, stdout) => resolve(error ? undefined : stdout),

@@ -1,6 +1,5 @@
 import { accessSync, constants } from "node:fs";
-import path from "node:path";
-import type { ToolbeltConfig } from "@toolbelt/core";
+import { findExecutable, type ToolbeltConfig } from "@toolbelt/core";
 
 export type EngineName = "ripgrep" | "js";
 
@@ -26,12 +25,10 @@ async function locate(): Promise<RipgrepLocation> {
   } catch {
     // fall through to PATH
   }
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, process.platform === "win32" ? "rg.exe" : "rg");
-    if (executable(candidate)) return { path: candidate, source: "path" };
-  }
-  return undefined;
+  // Never through a relative PATH entry: it would resolve against the project root, where a file
+  // named `rg` in the checkout would become the search engine.
+  const onPath = findExecutable("rg");
+  return onPath ? { path: onPath, source: "path" } : undefined;
 }
 
 /** The ripgrep binary, resolved once per process. */
