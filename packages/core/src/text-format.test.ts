@@ -87,3 +87,55 @@ describe("text format", () => {
     expect(parseToolText("# Count: 12").counts.Count).toEqual({ count: 12, capped: false });
   });
 });
+
+describe("parseToolText on the mouaif profile's text (no # Kind:)", () => {
+  it("rebuilds a listing from # Listing / # Count and a blank line", () => {
+    const parsed = parseToolText(
+      "# Listing: src/**\n# Count: 3\n\nsrc/\n  lib/\n    b.ts\n  a.ts\n  logo.png (image)",
+    );
+    expect(parsed.kind).toBe("file_list");
+    expect(parsed.headers.Listing).toBe("src/**");
+    expect(parsed.entries).toEqual([
+      { path: "src/lib/b.ts" },
+      { path: "src/a.ts" },
+      { path: "src/logo.png", note: "(image)" },
+    ]);
+    expect(parsed).toMatchObject({ truncated: false });
+  });
+
+  it("rebuilds search matches, reads # Skipped and the caps", () => {
+    const text = [
+      "# Search: foo",
+      "# Matches: 2 (capped at 2 matches / 1048576 chars)",
+      "# Skipped: 3 files (not in the allowlist)",
+      "",
+      "src/",
+      "  a.ts",
+      "    1: const foo = 1;",
+      "    4: foo();",
+    ].join("\n");
+    const parsed = parseToolText(text);
+    expect(parsed.kind).toBe("search_results");
+    expect(parsed.entries).toEqual([
+      {
+        path: "src/a.ts",
+        matches: [
+          { line: 1, text: "const foo = 1;" },
+          { line: 4, text: "foo();" },
+        ],
+      },
+    ]);
+    expect(parsed).toMatchObject({
+      truncated: true,
+      cap: 2,
+      capDetail: "matches / 1048576 chars",
+      skipped: 3,
+      totals: { files: 1, matches: 2 },
+    });
+  });
+
+  it("keeps the reversible escape of names", () => {
+    const parsed = parseToolText("# Listing: **\n# Count: 1\n\nodd\\nname.txt");
+    expect(parsed.entries?.[0]?.path).toBe("odd\nname.txt");
+  });
+});
