@@ -24,5 +24,9 @@ export type {
   CallRequest,
   ClientResultRequest,
   ClientToolSpec,
+  LateAnswerMessage,
+  LateAnswersResponse,
   PendingListing,
+  UserMessageRequest,
+  UserMessageResponse,
 } from "./wire.js";

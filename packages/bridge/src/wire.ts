@@ -51,5 +51,28 @@ export type PendingListing = {
   approvals: ApprovalPrompt[];
 };
 
+/**
+ * POST /api/sessions/:id/messages: a new user message. It supersedes every open question (their
+ * calls return `question_superseded`, timed-out ones close); the host still sends it to its model.
+ */
+export type UserMessageRequest = { text: string };
+
+export type UserMessageResponse = {
+  /** The questions the message closed. */
+  superseded: string[];
+};
+
+/** One answer that came after its question timed out (or after a restart), for the model as a new message. */
+export type LateAnswerMessage = {
+  question_id: string;
+  answers: Array<{ question: string; options?: number[]; selected?: string[]; text?: string }>;
+  notes?: string;
+  /** The model-facing text to send as a user message. */
+  text: string;
+};
+
+/** POST /api/sessions/:id/late-answers: takes the late answers not yet taken (each is handed over once). */
+export type LateAnswersResponse = { answers: LateAnswerMessage[] };
+
 /** Every non-2xx answer of the API. */
 export type ApiError = { error: { code: string; message: string } };

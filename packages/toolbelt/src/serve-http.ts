@@ -4,14 +4,23 @@ import { realpathSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { type AttachResponse, ClientToolHub, checkQuestionResponse, PendingRequests } from "@toolbelt/bridge";
+import {
+  type AttachResponse,
+  ClientToolHub,
+  checkQuestionResponse,
+  type LateAnswersResponse,
+  PendingRequests,
+  type UserMessageResponse,
+} from "@toolbelt/bridge";
 import {
   definePlugin,
   normaliseError,
+  type QuestionResponse,
   type Session,
   ToolbeltError,
   type ToolbeltEvent,
 } from "@toolbelt/core";
+import { answerQuestion, pendingQuestions, takeLateAnswers } from "@toolbelt/ui";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
 
@@ -40,6 +49,9 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
  *   GET    /api/sessions/:id/pending               {questions, approvals}
  *   POST   /api/sessions/:id/approvals/:request_id {approved}
  *   POST   /api/sessions/:id/questions/:question_id {answers: [{options?, text?}], notes?}
+ *                                                  (also a question left open by an earlier server)
+ *   POST   /api/sessions/:id/messages {text}       {superseded}: a new user message closes open questions
+ *   POST   /api/sessions/:id/late-answers          {answers}: takes the late answers, each once
  * Errors: {error: {code, message}} with 400/401/403/404/409/413/500.
  */
 
@@ -317,8 +329,29 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
           );
         return sendJson(res, 200, { ok: true });
       }
-      case "GET pending":
-        return sendJson(res, 200, hosted.pending.list());
+      case "GET pending": {
+        const listing = hosted.pending.list();
+        // Questions an earlier server left open have no waiting call here, but still take answers.
+        const waiting = new Set(listing.questions.map((q) => q.question_id));
+        for (const open of pendingQuestions(session))
+          if (!waiting.has(open.question_id))
+            listing.questions.push({ question_id: open.question_id, questions: open.questions });
+        return sendJson(res, 200, listing);
+      }
+      case "POST messages": {
+        const body = (await readJson(req)) as { text?: unknown };
+        if (typeof body?.text !== "string")
+          throw new HttpError(400, "EINVAL_INPUT", "messages need {text: string}");
+        const open = pendingQuestions(session).map((q) => q.question_id);
+        session.userMessage(body.text);
+        const left = new Set(pendingQuestions(session).map((q) => q.question_id));
+        const answer: UserMessageResponse = { superseded: open.filter((q) => !left.has(q)) };
+        return sendJson(res, 200, answer);
+      }
+      case "POST late-answers": {
+        const answer: LateAnswersResponse = { answers: takeLateAnswers(session) };
+        return sendJson(res, 200, answer);
+      }
       case "POST approvals/:arg": {
         const body = (await readJson(req)) as { approved?: unknown };
         if (typeof body?.approved !== "boolean")
@@ -331,7 +364,14 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
       case "POST questions/:arg": {
         const questionId = decodePart(arg);
         const waiting = hosted.pending.list().questions.find((q) => q.question_id === questionId);
-        if (!waiting) throw new HttpError(404, "ENOENT", `no question ${questionId} is waiting`);
+        if (!waiting) {
+          // Left open by an earlier server: no call waits, so the answer is queued as a late answer.
+          const restored = pendingQuestions(session).some((q) => q.question_id === questionId);
+          if (!restored) throw new HttpError(404, "ENOENT", `no question ${questionId} is waiting`);
+          const result = answerQuestion(session, questionId, (await readJson(req)) as QuestionResponse);
+          if (result.kind === "error") throw new HttpError(400, "EINVAL_INPUT", String(result.message));
+          return sendJson(res, 200, { ok: true, late: true });
+        }
         const checked = checkQuestionResponse(waiting, await readJson(req));
         if (typeof checked === "string") throw new HttpError(400, "EINVAL_INPUT", checked);
         hosted.pending.answerQuestion(questionId, checked);
