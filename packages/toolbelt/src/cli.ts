@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { fstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import {
@@ -18,6 +18,7 @@ import {
   toAnthropicTool,
   toMcpTool,
   toOpenAITool,
+  toolJsonSchema,
   userConfigDir,
 } from "@toolbelt/core";
 import yargs, { type Argv } from "yargs";
@@ -48,12 +49,29 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/**
+ * Whether stdin is a pipe or a file someone redirected (`echo '{...}' | toolbelt run ...`): then it
+ * is the input when no --input is given. A terminal, a socket (a parent process's pipe) or nothing
+ * is never read, so a run from a supervisor that leaves stdin open does not wait on it.
+ */
+function stdinIsPiped(): boolean {
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isFile();
+  } catch {
+    return false;
+  }
+}
+
 async function readInput(args: { input?: string; inputFile?: string }): Promise<unknown> {
   if (args.input !== undefined && args.inputFile !== undefined)
     throw new UsageError("give --input or --input-file, not both");
   let text = "{}";
   let source = "--input";
-  if (args.inputFile !== undefined) {
+  if (args.input === undefined && args.inputFile === undefined && stdinIsPiped()) {
+    source = "stdin";
+    text = (await readStdin()).trim() || "{}";
+  } else if (args.inputFile !== undefined) {
     source = args.inputFile;
     try {
       text = readFileSync(args.inputFile, "utf8");
@@ -96,6 +114,40 @@ interface CommonArgs {
   trust?: boolean;
 }
 
+/**
+ * The families one `run` loads. A language server is started through the shell family's sandbox
+ * wrapper (session.hooks.wrapCommand): without the shell family an lsp tool would run it unwrapped.
+ */
+function familiesFor(family: FamilyName | undefined, interactive: boolean): FamilyName[] | undefined {
+  if (!family) return undefined;
+  const out = new Set<FamilyName>([family]);
+  if (family === "lsp") out.add("shell");
+  if (interactive) out.add("ui");
+  return [...out];
+}
+
+const BUILT_IN_PROFILES = ["default", "mewbo", "mouaif"];
+
+/** An unknown profile is a usage error, not silently the default names. */
+function checkProfile(profile: string | undefined, session?: Session): void {
+  if (profile === undefined || BUILT_IN_PROFILES.includes(profile)) return;
+  const declared = new Set(session?.granted().flatMap((t) => Object.keys(t.profiles ?? {})) ?? []);
+  if (declared.has(profile)) return;
+  const known = [...new Set([...BUILT_IN_PROFILES, ...declared])].join(", ");
+  throw new UsageError(`unknown --profile ${profile}: expected one of ${known}`);
+}
+
+const SEARCH_ENGINES = ["ripgrep", "rg", "js"];
+
+/** TOOLBELT_SEARCH_ENGINE forces an engine; a misspelt one would silently pick the default. */
+function checkEnvironment(): void {
+  const engine = process.env.TOOLBELT_SEARCH_ENGINE?.trim().toLowerCase();
+  if (engine && !SEARCH_ENGINES.includes(engine))
+    throw new UsageError(
+      `TOOLBELT_SEARCH_ENGINE=${process.env.TOOLBELT_SEARCH_ENGINE} is not an engine: expected ripgrep, rg or js (or unset it)`,
+    );
+}
+
 /** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
 function reportIgnored(trust: TrustInfo): void {
   if (trust.ignored.length === 0) return;
@@ -122,6 +174,12 @@ async function openSession(
     allow: args.allow ?? [],
     ...(families ? { families } : {}),
   });
+  try {
+    checkProfile(args.profile, session);
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
   reportIgnored(session.trust);
   // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
   // groups, language servers and MCP servers do not outlive the CLI.
@@ -154,10 +212,18 @@ function common<T>(y: Argv<T>) {
     .option("allow", {
       type: "string",
       array: true,
-      describe: "allow a tool or family the policy would ask about (repeatable), e.g. --allow shell",
+      describe:
+        "allow a tool or family the policy would ask about (repeatable), e.g. --allow shell; --allow protected lets tools write protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/, node_modules/.bin/)",
     })
     .option("trust", trustOption);
 }
+
+const failOnCommandOption = {
+  type: "boolean",
+  default: true,
+  describe:
+    "a shell command that exits non-zero, is killed by a signal or times out makes the CLI exit 1 (the payload is printed all the same)",
+} as const;
 
 const trustOption = {
   type: "boolean",
@@ -166,6 +232,57 @@ const trustOption = {
   defaultDescription: "when marked with `toolbelt trust` or TOOLBELT_TRUST=1",
 } as const;
 
+/**
+ * Why a shell result counts as a failed command (non-zero exit, a signal, the timeout), or
+ * undefined. CI branches on the CLI's exit code, and `npm test` failing must fail the job.
+ */
+export function commandFailure(payload: Payload): string | undefined {
+  if (payload.kind !== "shell_result") return undefined;
+  const p = payload as {
+    exit_code?: number | null;
+    signal?: string;
+    timed_out?: boolean;
+    timeout_seconds?: number;
+  };
+  if (p.timed_out) return `timed out after ${p.timeout_seconds ?? "its"} s`;
+  if (p.signal) return `ended by ${p.signal}`;
+  if (p.exit_code !== 0) return `exit code ${p.exit_code}`;
+  return undefined;
+}
+
+/** `toolbelt run TOOL --help`: what the tool does and the input it takes. */
+function printToolHelp(session: Session, tool: string): number {
+  const binding = session.bindings().find((b) => b.name === tool);
+  if (!binding) throw new UsageError(`no tool ${tool} in this session (see toolbelt tools --format names)`);
+  const schema = toolJsonSchema(binding.tool, binding.variant?.input);
+  const description = binding.variant?.description ?? binding.tool.description;
+  process.stdout.write(
+    `toolbelt run ${tool} --input JSON\n\n${description}\n\n${describeInput(schema)}\nInput schema:\n${JSON.stringify(schema, null, 2)}\n\nFlags: toolbelt run --help\n`,
+  );
+  return EXIT_OK;
+}
+
+type JsonSchemaLike = {
+  properties?: Record<string, { type?: unknown; description?: string; default?: unknown }>;
+  required?: string[];
+};
+
+/** One line per input field: name, type, required or default, description. */
+function describeInput(schema: unknown): string {
+  const s = schema as JsonSchemaLike;
+  const lines = Object.entries(s.properties ?? {}).map(([name, p]) => {
+    const type = Array.isArray(p.type) ? p.type.join("|") : typeof p.type === "string" ? p.type : "value";
+    const need =
+      s.required?.includes(name) && p.default === undefined
+        ? "required"
+        : p.default !== undefined
+          ? `default ${JSON.stringify(p.default)}`
+          : "optional";
+    return `  ${name} (${type}, ${need})${p.description ? `: ${p.description}` : ""}\n`;
+  });
+  return lines.length ? `Input fields:\n${lines.join("")}` : "Input: {} (no fields)\n";
+}
+
 async function runCommand(
   args: CommonArgs & {
     tool: string;
@@ -173,27 +290,90 @@ async function runCommand(
     inputFile?: string;
     format: string;
     interactive?: boolean;
+    failOnCommandError: boolean;
+    toolHelp?: boolean;
   },
 ): Promise<number> {
-  const input = await readInput(args);
   const family = familyOf(args.tool);
+  if (args.toolHelp) {
+    const session = await openSession(args, familiesFor(family, false));
+    try {
+      return printToolHelp(session, args.tool);
+    } finally {
+      await session.close();
+    }
+  }
+  const piped = args.input === undefined && args.inputFile === undefined && stdinIsPiped();
+  const input = await readInput(args);
   // Interactive mode: with a terminal on stdin (and no input read from it), questions and approvals
   // are asked there; headless runs have no client that can ask.
-  const interactive = args.interactive ?? (process.stdin.isTTY === true && args.input !== "-");
+  const interactive = args.interactive ?? (process.stdin.isTTY === true && args.input !== "-" && !piped);
   const client = interactive ? (await import("@toolbelt/ui")).terminalClient() : undefined;
-  const families = family ? (interactive && family !== "ui" ? [family, "ui" as const] : [family]) : undefined;
-  const session = await openSession(args, families, client);
+  const session = await openSession(args, familiesFor(family, interactive), client);
+  // A person at a terminal sees a command's output as it comes (stderr: stdout stays one payload).
+  if (process.stderr.isTTY) session.on("shell_output", (e) => process.stderr.write(e.data));
   try {
     const { payload, text } = await session.callWithText(args.tool, input);
     if (args.format === "text") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
     else writeLine(payload);
-    return payload.kind === "error" ? EXIT_TOOL_ERROR : EXIT_OK;
+    if (payload.kind === "error") {
+      if (
+        payload.code === "EINVAL_INPUT" &&
+        args.input === undefined &&
+        args.inputFile === undefined &&
+        !piped
+      )
+        process.stderr.write(
+          "toolbelt: no input was given: pass --input JSON, --input-file F, or --input - to read it from stdin (toolbelt run TOOL --help shows the fields)\n",
+        );
+      return EXIT_TOOL_ERROR;
+    }
+    const failure = commandFailure(payload);
+    if (failure && args.failOnCommandError) {
+      process.stderr.write(`toolbelt: the command failed (${failure}); --no-fail-on-command-error exits 0\n`);
+      return EXIT_TOOL_ERROR;
+    }
+    return EXIT_OK;
   } finally {
     await session.close();
   }
 }
 
-async function execCommand(args: CommonArgs & { events: boolean }): Promise<number> {
+/** What went wrong in an exec run, for the summary line. */
+class ExecTally {
+  calls = 0;
+  readonly errors: string[] = [];
+  readonly commands: string[] = [];
+
+  record(id: unknown, result: Payload): void {
+    this.calls++;
+    const who = id === null || id === undefined ? `line ${this.calls}` : `id ${JSON.stringify(id)}`;
+    if (result.kind === "error") this.errors.push(`${who}: ${String(result.code)}`);
+    const failure = commandFailure(result);
+    if (failure) this.commands.push(`${who}: ${failure}`);
+  }
+
+  /** "3 calls: 1 error (id "2": EUNKNOWN_TOOL), 1 failed command (id "4": exit code 1)". */
+  summary(countCommands: boolean): string {
+    const parts: string[] = [];
+    const list = (items: string[]) => `${items.slice(0, 5).join(", ")}${items.length > 5 ? ", …" : ""}`;
+    if (this.errors.length)
+      parts.push(`${this.errors.length} error${this.errors.length === 1 ? "" : "s"} (${list(this.errors)})`);
+    if (countCommands && this.commands.length)
+      parts.push(
+        `${this.commands.length} failed command${this.commands.length === 1 ? "" : "s"} (${list(this.commands)})`,
+      );
+    return `${this.calls} call${this.calls === 1 ? "" : "s"}: ${parts.join(", ")}`;
+  }
+
+  failed(countCommands: boolean): boolean {
+    return this.errors.length > 0 || (countCommands && this.commands.length > 0);
+  }
+}
+
+async function execCommand(
+  args: CommonArgs & { events: boolean; failOnError: boolean; failOnCommandError: boolean },
+): Promise<number> {
   // config_ignored is sent while the session starts, before openSession returns: a plugin's setup
   // listens for it in time.
   let offNotice: (() => void) | undefined;
@@ -207,7 +387,7 @@ async function execCommand(args: CommonArgs & { events: boolean }): Promise<numb
   const session = await openSession(args, undefined, undefined, [notice]);
   offNotice?.();
   if (args.events) session.on("*", (event) => writeLine({ event }));
-  let failed = false;
+  const tally = new ExecTally();
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   try {
     for await (const line of lines) {
@@ -216,24 +396,18 @@ async function execCommand(args: CommonArgs & { events: boolean }): Promise<numb
       try {
         request = JSON.parse(line) as typeof request;
       } catch (error) {
-        writeLine({
-          id: null,
-          tool: null,
-          result: errorPayload("EINVAL_INPUT", `line is not JSON: ${(error as Error).message}`),
-        });
-        failed = true;
+        const result = errorPayload("EINVAL_INPUT", `line is not JSON: ${(error as Error).message}`);
+        writeLine({ id: null, tool: null, result });
+        tally.record(null, result);
         continue;
       }
       const id = request?.id ?? null;
       if (typeof request !== "object" || request === null || typeof request.tool !== "string") {
-        writeLine({
-          id,
-          tool: null,
-          result: errorPayload("EINVAL_INPUT", 'each line needs {"tool": string, "input": object}', {
-            field: "tool",
-          }),
+        const result = errorPayload("EINVAL_INPUT", 'each line needs {"tool": string, "input": object}', {
+          field: "tool",
         });
-        failed = true;
+        writeLine({ id, tool: null, result });
+        tally.record(id, result);
         continue;
       }
       const result: Payload = await session.call(
@@ -241,13 +415,15 @@ async function execCommand(args: CommonArgs & { events: boolean }): Promise<numb
         request.input ?? {},
         typeof id === "string" ? { callId: id } : {},
       );
-      if (result.kind === "error") failed = true;
+      tally.record(id, result);
       writeLine({ id, tool: request.tool, result });
     }
   } finally {
     await session.close();
   }
-  return failed ? EXIT_TOOL_ERROR : EXIT_OK;
+  if (!tally.failed(args.failOnCommandError)) return EXIT_OK;
+  process.stderr.write(`toolbelt exec: ${tally.summary(args.failOnCommandError)}\n`);
+  return args.failOnError ? EXIT_TOOL_ERROR : EXIT_OK;
 }
 
 async function toolsCommand(args: CommonArgs & { format: string }): Promise<number> {
@@ -264,6 +440,20 @@ async function toolsCommand(args: CommonArgs & { format: string }): Promise<numb
       case "mcp":
         writeLine({ tools: tools.map(toMcpTool) });
         break;
+      case "names":
+        for (const t of tools) process.stdout.write(`${t.name}\n`);
+        for (const name of deferred) process.stdout.write(`${name} (deferred: bound through tool_search)\n`);
+        break;
+      case "text":
+        process.stdout.write(`profile ${session.profile}, edit tool ${session.editBackend()}\n\n`);
+        for (const t of tools) {
+          const first = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
+          process.stdout.write(`${t.name.padEnd(22)} ${first}\n`);
+        }
+        if (deferred.length)
+          process.stdout.write(`\ndeferred (bound through tool_search): ${deferred.join(", ")}\n`);
+        process.stdout.write("\ntoolbelt run TOOL --help shows a tool's input fields\n");
+        break;
       default:
         writeLine({ profile: session.profile, edit_backend: session.editBackend(), tools, deferred });
     }
@@ -277,6 +467,8 @@ async function serveCommand(
   args: CommonArgs & { mcp?: boolean; http?: boolean; port: number; host: string; token?: string },
 ): Promise<number> {
   if (!!args.mcp === !!args.http) throw new UsageError("serve needs exactly one of --mcp or --http");
+  // Sessions open per client later: only the built-in profiles (and those plugins in config may
+  // declare) can be checked here.
   const root = path.resolve(args.root);
   const sessionOptions = {
     ...(args.config ? { configFile: args.config } : {}),
@@ -286,7 +478,9 @@ async function serveCommand(
     allow: args.allow ?? [],
   };
   // A broken config is a usage error before any client connects; what trust dropped is said once here.
-  reportIgnored((await resolveSessionConfig(root, sessionOptions)).trust);
+  const resolved = await resolveSessionConfig(root, sessionOptions);
+  if (resolved.config.plugins.length === 0) checkProfile(args.profile);
+  reportIgnored(resolved.trust);
   if (args.mcp) {
     const { serveMcp } = await import("./serve-mcp.js");
     await serveMcp({ root, version: version(), ...sessionOptions });
@@ -294,13 +488,22 @@ async function serveCommand(
   }
   const { startHttpServer } = await import("./serve-http.js");
   const token = args.token ?? process.env.TOOLBELT_TOKEN;
-  const server = await startHttpServer({
-    root,
-    host: args.host,
-    port: args.port,
-    ...(token ? { token } : {}),
-    session: sessionOptions,
-  });
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer({
+      root,
+      host: args.host,
+      port: args.port,
+      ...(token ? { token } : {}),
+      session: sessionOptions,
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    process.stderr.write(
+      `toolbelt: port ${args.port} on ${args.host} is already in use: pick another with --port N, or --port 0 for a free one\n`,
+    );
+    return EXIT_TOOL_ERROR;
+  }
   process.stdout.write(
     `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/#token=${encodeURIComponent(server.token)}\n`,
   );
@@ -384,6 +587,36 @@ async function trustCommand(args: { dir?: string; list?: boolean; remove?: boole
   return EXIT_OK;
 }
 
+/** Flags of `run` that take a value (so the word after them is no tool name). */
+const RUN_VALUE_FLAGS = new Set([
+  "--root",
+  "--config",
+  "--profile",
+  "--model",
+  "--allow",
+  "--input",
+  "--input-file",
+  "--format",
+]);
+
+/**
+ * `toolbelt run TOOL --help` asks about the tool, not the flags: the help flag is taken out and the
+ * tool's description and input schema printed instead. `run --help` alone stays yargs' help.
+ */
+function takeToolHelp(args: string[]): boolean {
+  if (args[0] !== "run") return false;
+  const help = args.findIndex((a) => a === "--help" || a === "-h");
+  if (help < 0) return false;
+  let tool = false;
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i] as string;
+    if (RUN_VALUE_FLAGS.has(a)) i++;
+    else if (!a.startsWith("-")) tool = true;
+  }
+  if (tool) args.splice(help, 1);
+  return tool;
+}
+
 /** Parses argv and runs one command; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = EXIT_OK;
@@ -395,6 +628,7 @@ export async function main(argv: string[]): Promise<number> {
         ? []
         : [arg],
   );
+  const toolHelp = takeToolHelp(args);
   const cli = yargs(args)
     .scriptName("toolbelt")
     .version(version())
@@ -403,7 +637,7 @@ export async function main(argv: string[]): Promise<number> {
     .recommendCommands()
     .command(
       "run <tool>",
-      "call one tool and print its payload (exit 0 ok, 1 error payload, 2 usage error)",
+      "call one tool and print its payload (exit 0 ok, 1 error payload or failed command, 2 usage error); run TOOL --help shows its input",
       (y) =>
         common(y)
           .positional("tool", {
@@ -422,29 +656,46 @@ export async function main(argv: string[]): Promise<number> {
             choices: ["json", "text"],
             default: "json",
             describe: "the payload as JSON, or the model-facing text",
-          }),
+          })
+          .option("fail-on-command-error", failOnCommandOption),
       async (args) => {
-        exitCode = await runCommand(args as never);
+        checkEnvironment();
+        exitCode = await runCommand({ ...(args as never as Parameters<typeof runCommand>[0]), toolHelp });
       },
     )
     .command(
       "exec",
       'one session over JSONL: stdin {"id"?, "tool", "input"} per line, stdout {"id", "tool", "result"}',
       (y) =>
-        common(y).option("events", {
-          type: "boolean",
-          default: false,
-          describe: 'also write {"event": ...} lines',
-        }),
+        common(y)
+          .option("events", {
+            type: "boolean",
+            default: false,
+            describe: 'also write {"event": ...} lines',
+          })
+          .option("fail-on-error", {
+            type: "boolean",
+            default: true,
+            describe:
+              "exit 1 when any call returned an error payload (or, with --fail-on-command-error, a failed command); a summary goes to stderr",
+          })
+          .option("fail-on-command-error", failOnCommandOption),
       async (args) => {
+        checkEnvironment();
         exitCode = await execCommand(args as never);
       },
     )
     .command(
       "tools",
       "print the schemas a session binds now",
-      (y) => common(y).option("format", { choices: ["json", "openai", "anthropic", "mcp"], default: "json" }),
+      (y) =>
+        common(y).option("format", {
+          choices: ["json", "openai", "anthropic", "mcp", "names", "text"],
+          default: "json",
+          describe: "schemas as JSON (json, openai, anthropic, mcp), or for people: names, text",
+        }),
       async (args) => {
+        checkEnvironment();
         exitCode = await toolsCommand(args as never);
       },
     )
@@ -462,6 +713,7 @@ export async function main(argv: string[]): Promise<number> {
             describe: "bearer token for HTTP (default: $TOOLBELT_TOKEN, else a random one printed at start)",
           }),
       async (args) => {
+        checkEnvironment();
         exitCode = await serveCommand(args as never);
       },
     )
@@ -509,11 +761,14 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT_USAGE;
     }
     const e = normaliseError(error);
+    // Config and plugin problems are the caller's to fix: usage errors, on stderr like a bad flag.
+    if (ToolbeltError.isInstance(error) && ["EINVAL_CONFIG", "EPLUGIN"].includes(e.code)) {
+      process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
+      return EXIT_USAGE;
+    }
     writeLine(e.toPayload());
-    // Config and plugin problems are the caller's to fix: usage errors.
-    return ToolbeltError.isInstance(error) && ["EINVAL_CONFIG", "EPLUGIN"].includes(e.code)
-      ? EXIT_USAGE
-      : EXIT_TOOL_ERROR;
+    process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
+    return EXIT_TOOL_ERROR;
   }
   return exitCode;
 }

@@ -61,9 +61,9 @@ describe("toolbelt CLI", () => {
     const dir = withConfig({ agent: { edit_tool: "vim" } });
     const result = await cli(["run", "read_file", "--root", dir, "--input", "{}"]);
     expect(result.code).toBe(2);
-    const payload = JSON.parse(result.stdout);
-    expect(payload).toMatchObject({ kind: "error", code: "EINVAL_CONFIG" });
-    expect(payload.message).toContain("agent.edit_tool");
+    // Like a bad flag: on stderr, stdout stays empty.
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/toolbelt: EINVAL_CONFIG: .*agent\.edit_tool/);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -206,8 +206,8 @@ describe("toolbelt CLI", () => {
     writeFileSync(path.join(dir, "configs", "app.json"), JSON.stringify({ plugins: ["./old.mjs"] }));
     const result = await cli(["tools", "--trust", "--root", dir]);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toMatchObject({ code: "EPLUGIN" });
-    expect(result.stdout).toContain("plugin API 0");
+    expect(result.stderr).toContain("toolbelt: EPLUGIN: ");
+    expect(result.stderr).toContain("plugin API 0");
     rmSync(dir, { recursive: true, force: true });
   });
 
