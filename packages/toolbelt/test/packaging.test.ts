@@ -3,7 +3,7 @@
 // registry, siblings from the tarballs), and the installed tree is used the ways the docs say:
 // the `toolbelt` bin, import and require of the SDK, a third-party plugin type-checked against the
 // published types, and `serve --mcp` driven by a real MCP client.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -177,6 +177,15 @@ const tsconfig = (moduleResolution: "node16" | "bundler", files: string[]) =>
   });
 
 const HELLO = "hello from outside\n";
+
+// The helper is compiled at install time, which needs Linux and a C compiler.
+const CAN_BUILD_HELPER =
+  process.platform === "linux" &&
+  [process.env.CC, "cc", "gcc", "clang"].some(
+    (cc) => cc && spawnSync(cc, ["--version"], { stdio: "ignore" }).status === 0,
+  );
+if (!CAN_BUILD_HELPER)
+  console.warn("packaging: skipping the sandbox helper check: it is only built on Linux with a C compiler");
 
 describe("changesets", () => {
   // A changeset naming a package that is not in the workspace (the old unscoped "toolbelt") makes
@@ -363,6 +372,33 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     expect(payload.kind).toBe("file_content");
     expect(payload.content).toContain("hello from outside");
   });
+
+  const doctor = async () => {
+    const out = ok(await run(bin, ["doctor", "--format", "json", "--root", project], app), "toolbelt doctor");
+    const checks = JSON.parse(out.stdout) as Array<{
+      family: string;
+      name: string;
+      status: string;
+      detail: string;
+    }>;
+    return (family: string, name: string) => checks.find((c) => c.family === family && c.name === name);
+  };
+
+  it("finds the bundled ripgrep in the installed tree", async () => {
+    const check = await doctor();
+    expect(check("files", "search")).toMatchObject({ status: "ok", detail: expect.stringContaining(app) });
+  });
+
+  it.skipIf(!CAN_BUILD_HELPER)(
+    "built the sandbox helper through @toolbelt/shell's install script",
+    async () => {
+      const check = await doctor();
+      expect(check("shell", "sandbox-helper")).toMatchObject({
+        status: "ok",
+        detail: path.join(app, "node_modules/@toolbelt/shell/bin/toolbelt-sandbox"),
+      });
+    },
+  );
 
   it("imports the SDK from ESM", async () => {
     const out = ok(await run(process.execPath, ["esm.mjs", project], app), "esm.mjs");
