@@ -123,7 +123,7 @@ function ownNodeModules(): string[] {
 }
 
 /** What a confined command may read besides the root, its temp dir and the writable paths. */
-export function confinedReadPaths(config: ToolbeltConfig, root: string): string[] {
+export function confinedReadPaths(config: ToolbeltConfig, root: string, extra: string[] = []): string[] {
   const home = os.homedir();
   const nodePrefix = path.dirname(path.dirname(process.execPath));
   return [
@@ -132,6 +132,7 @@ export function confinedReadPaths(config: ToolbeltConfig, root: string): string[
     ...ownNodeModules(),
     ...TOOLCHAIN_HOME_PATHS.map((p) => path.join(home, p)),
     ...(config.agent.shell_sandbox_read_paths ?? []).map((p) => path.resolve(root, expandHome(p))),
+    ...extra,
   ];
 }
 
@@ -266,6 +267,8 @@ export interface SandboxScope {
    * created) and a watcher that kills everything of it when toolbelt dies.
    */
   mark?: string;
+  /** More paths the command reads while reads are confined (a language server's own install). */
+  reads?: string[];
 }
 
 function expandHome(p: string): string {
@@ -323,7 +326,7 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
   // Reads are confined unless the user opts out: otherwise cat/grep/python read anything the user can.
   if (config.agent.shell_sandbox_confine_reads !== false) {
     prefix.push("--confine-reads");
-    for (const p of confinedReadPaths(config, scope.root)) prefix.push("--read", p);
+    for (const p of confinedReadPaths(config, scope.root, scope.reads)) prefix.push("--read", p);
   }
   if (probe.isolation.ok) {
     for (const rel of sandboxProtectedPaths()) prefix.push("--ro", path.join(scope.root, rel));
