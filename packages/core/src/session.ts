@@ -526,7 +526,8 @@ export class Session {
     if (!approver) {
       const how =
         refusal?.how ??
-        `allow it with --allow ${who.family} (CLI), tools.${who.family}.mode = "allow" in configs/app.json, or an approver on the client`;
+        // An untrusted project's configs/app.json cannot loosen policy: name what does.
+        `allow it with --allow ${who.family} (CLI), tools.${who.family}.mode = "allow" in your own config (--config FILE or the user config folder) or in configs/app.json of a trusted project (--trust, toolbelt trust), or an approver on the client`;
       return {
         approved: false,
         message: `${refusal?.needs ?? `${who.name} needs approval`} and nobody can give it here: ${how}`,

@@ -177,6 +177,18 @@ describe("usage errors are usage errors", { timeout: 60_000 }, () => {
   });
 });
 
+describe("denials say what can allow them", { timeout: 60_000 }, () => {
+  it("a shell call without --allow names --allow, a user --config and --trust, not the untrusted project's config", async () => {
+    const r = await run(["run", "shell", "--input", '{"command":"true"}']);
+    expect(r.code).toBe(1);
+    const payload = JSON.parse(r.stdout) as { code: string; message: string };
+    expect(payload.code).toBe("EDENIED");
+    expect(payload.message).toContain("--allow shell");
+    expect(payload.message).toContain("--config FILE");
+    expect(payload.message).toContain("configs/app.json of a trusted project (--trust");
+  });
+});
+
 describe("input and help for people", { timeout: 60_000 }, () => {
   it("piped stdin is the input when --input is absent", async () => {
     const r = await sh(`printf '%s' '{"path":"a.txt"}' | $TB run read_file`);
