@@ -148,3 +148,37 @@ describe("list_dir", () => {
     expect(await s.call("list_dir", { path: "README.md" })).toMatchObject({ code: "ENOTDIR" });
   });
 });
+
+describe("list_files under an allowlist and in the mouaif profile", () => {
+  it("lists the allowed files of . instead of refusing it, and refuses a directory none can lie under", async () => {
+    const s = await createSession({
+      root,
+      plugins: [family],
+      config: { tools: { file: { allowlist: ["^src/.*\\.ts$"] } } },
+    });
+    sessions.push(s);
+    const listed = (await s.call("list_files", {})) as FileListPayload;
+    expect(listed.entries.map((e) => e.path)).toEqual(["src/lib/deep.ts", "src/index.ts"]);
+    const dir = (await s.call("list_dir", { path: "src" })) as DirListPayload;
+    expect(dir.files).toEqual(["src/lib/deep.ts", "src/index.ts"]);
+    expect(await s.call("list_files", { path: "docs" })).toMatchObject({ kind: "error", code: "EDENIED" });
+  });
+
+  it("mouaif: a bare directory in another case, binaries left out, the spec's text", async () => {
+    await fs.writeFile(path.join(root, "src/blob.bin"), Buffer.from([1, 0, 2]));
+    try {
+      const s = await open({ profile: "mouaif" });
+      const { payload, text } = await s.callWithText("list_files", { pattern: "SRC" });
+      const paths = (payload as FileListPayload).entries.map((e) => e.path);
+      expect(paths).toContain("src/lib/logo.PNG");
+      expect(paths).toContain("src/index.ts");
+      expect(paths).not.toContain("src/blob.bin");
+      expect(text.split("\n").slice(0, 3)).toEqual(["# Listing: SRC", `# Count: ${paths.length}`, ""]);
+      expect(parseToolText(text).entries?.map((e) => e.path)).toEqual(paths);
+      const plain = (await (await open()).call("list_files", { pattern: "src" })) as FileListPayload;
+      expect(plain.entries.map((e) => e.path)).toContain("src/blob.bin");
+    } finally {
+      await fs.rm(path.join(root, "src/blob.bin"));
+    }
+  });
+});

@@ -372,3 +372,29 @@ describe("search engine selection", () => {
     expect(checks?.[0]?.detail).toContain(rg?.path ?? "");
   });
 });
+
+describe("search_files under an allowlist", () => {
+  // Without ripgrep only the JS engine runs (the warning at the top of this file says so).
+  const engines = rg ? (["ripgrep", "js"] as const) : (["js"] as const);
+  it.each(engines)("searches . and keeps only the allowed files (%s)", async (engine) => {
+    const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-allow-")));
+    try {
+      await writeTree(dir, { "src/a.ts": "needle\n", "src/b.md": "needle\n", "top.txt": "needle\n" });
+      const s = await createSession({
+        root: dir,
+        plugins: [family],
+        config: parseConfig({ tools: { search: { engine }, file: { allowlist: ["^src/.*\\.ts$"] } } }),
+      });
+      const { payload, text } = await s.callWithText("search_files", { query: "needle" });
+      expect((payload as SearchResultsPayload).entries.map((e) => e.path)).toEqual(["src/a.ts"]);
+      expect(payload).toMatchObject({ skipped: 2 });
+      expect(text).toContain("# Skipped: 2 files (not in the allowlist)");
+      expect(await s.call("search_files", { query: "needle", path: "top.txt" })).toMatchObject({
+        code: "EDENIED",
+      });
+      await s.close();
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});

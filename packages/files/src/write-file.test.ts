@@ -63,3 +63,22 @@ describe("write_file", () => {
     expect(await session.call("write_file", { path: "d", content: "x" })).toMatchObject({ code: "EISDIR" });
   });
 });
+
+describe("write_file in the mouaif profile", () => {
+  it("answers relPath, chars and lines", async () => {
+    const s = await createSession({ root, plugins: [family], profile: "mouaif" });
+    try {
+      expect(await s.call("write_file", { path: "d/x.txt", content: "a\nbc\n" })).toMatchObject({
+        relPath: "d/x.txt",
+        chars: 5,
+        lines: 2,
+      });
+      expect(await s.call("write_file", { path: "e.txt", content: "" })).toMatchObject({
+        chars: 0,
+        lines: 0,
+      });
+    } finally {
+      await s.close();
+    }
+  });
+});
