@@ -89,7 +89,7 @@ export const configSchema = z.strictObject({
   agent: z
     .strictObject({
       edit_tool: z
-        .union([z.enum(EDIT_BACKENDS), z.literal("")])
+        .enum([...EDIT_BACKENDS, ""])
         .optional()
         .describe("Pins the edit tool; unset or empty follows the model"),
       shell_sandbox: z
