@@ -17,7 +17,17 @@ let root: string;
 let allowlistConfig: string;
 
 function run(tool: string, input: unknown, extra: string[] = []) {
-  return cli(["run", tool, "--root", root, "--profile", "mouaif", "--input", JSON.stringify(input), ...extra]);
+  return cli([
+    "run",
+    tool,
+    "--root",
+    root,
+    "--profile",
+    "mouaif",
+    "--input",
+    JSON.stringify(input),
+    ...extra,
+  ]);
 }
 
 function json(stdout: string): Record<string, unknown> {
@@ -56,7 +66,10 @@ describe("mouaif: tools.file governs the five file tools, edit_file included", (
     expect(json(edit.stdout).message).toContain("tools.file.allowlist");
     expect(readFileSync(path.join(root, "top.txt"), "utf8")).toBe("foo top\n");
 
-    const write = await run("write_file", { path: "docs/new.md", content: "x" }, ["--config", allowlistConfig]);
+    const write = await run("write_file", { path: "docs/new.md", content: "x" }, [
+      "--config",
+      allowlistConfig,
+    ]);
     expect(json(write.stdout)).toMatchObject({ kind: "error", code: "EDENIED" });
     const read = await run("read_file", { path: "top.txt" }, ["--config", allowlistConfig]);
     expect(json(read.stdout)).toMatchObject({ kind: "error", code: "EDENIED" });
@@ -66,11 +79,24 @@ describe("mouaif: tools.file governs the five file tools, edit_file included", (
     const cfg = path.join(root, "..", `${path.basename(root)}-deny.json`);
     writeFileSync(cfg, JSON.stringify({ tools: { file: { mode: "deny" } } }));
     try {
-      const edit = await run("edit_file", { path: "src/a.ts", oldText: "foo;", newText: "bar;" }, ["--config", cfg]);
+      const edit = await run("edit_file", { path: "src/a.ts", oldText: "foo;", newText: "bar;" }, [
+        "--config",
+        cfg,
+      ]);
       expect(json(edit.stdout)).toMatchObject({ kind: "error", code: "EDENIED" });
       expect(json(edit.stdout).message).toContain("tools.file.mode");
       writeFileSync(cfg, JSON.stringify({ tools: { file: { enabled: false } } }));
-      const tools = await cli(["tools", "--profile", "mouaif", "--format", "json", "--root", root, "--config", cfg]);
+      const tools = await cli([
+        "tools",
+        "--profile",
+        "mouaif",
+        "--format",
+        "json",
+        "--root",
+        root,
+        "--config",
+        cfg,
+      ]);
       const names = (json(tools.stdout).tools as Array<{ name: string }>).map((t) => t.name);
       for (const n of ["read_file", "write_file", "edit_file", "list_files", "search_files"])
         expect(names).not.toContain(n);
@@ -82,22 +108,37 @@ describe("mouaif: tools.file governs the five file tools, edit_file included", (
 
   it("an untrusted project's tools.file.mode allow is ignored, loudly", async () => {
     const project = tempRoot("tb-mouaif-untrusted-");
+    const userDir = tempRoot("tb-mouaif-user-");
     try {
       mkdirSync(path.join(project, "configs"));
       writeFileSync(path.join(project, "a.txt"), "x\n");
+      // The user asks before the file tools run; the project tries to lift that with tools.file.
+      writeFileSync(path.join(userDir, "config.json"), JSON.stringify({ tools: { file: { mode: "ask" } } }));
       writeFileSync(
         path.join(project, "configs/app.json"),
-        JSON.stringify({ tools: { file: { mode: "allow" }, files: { mode: "deny" } } }),
+        JSON.stringify({ tools: { file: { mode: "allow" } } }),
       );
-      const r = await cli(
-        ["run", "read_file", "--root", project, "--profile", "mouaif", "--input", '{"path":"a.txt"}'],
-        { env: { TOOLBELT_TRUST: "0" } },
-      );
-      // The deny (tightening) applies; the allow under `file` (loosening) does not undo it.
+      const env = { TOOLBELT_CONFIG_DIR: userDir, XDG_CONFIG_HOME: userDir, TOOLBELT_TRUST: "" };
+      const args = [
+        "run",
+        "read_file",
+        "--root",
+        project,
+        "--profile",
+        "mouaif",
+        "--input",
+        '{"path":"a.txt"}',
+      ];
+      const r = await cli(args, { env });
+      // Nobody can approve in a headless run: the user's ask stands, so the read is refused.
       expect(json(r.stdout)).toMatchObject({ kind: "error", code: "EDENIED" });
       expect(r.stderr).toContain("tools.file.mode");
+      // Trusted, the same project's allow applies.
+      const trusted = await cli([...args, "--trust"], { env });
+      expect(json(trusted.stdout)).toMatchObject({ kind: "file_content" });
     } finally {
       rmSync(project, { recursive: true, force: true });
+      rmSync(userDir, { recursive: true, force: true });
     }
   });
 
@@ -123,7 +164,10 @@ describe("mouaif: an allowlist filters listings instead of refusing them", () =>
     const r = await run("list_files", { pattern: "**", path: dir }, ["--config", allowlistConfig]);
     expect(r.code).toBe(0);
     const out = json(r.stdout);
-    expect((out.entries as Array<{ path: string }>).map((e) => e.path)).toEqual(["src/deep/b.ts", "src/a.ts"]);
+    expect((out.entries as Array<{ path: string }>).map((e) => e.path)).toEqual([
+      "src/deep/b.ts",
+      "src/a.ts",
+    ]);
   });
 
   it("list_files of a directory no allowed file can lie under is EDENIED", async () => {
@@ -160,7 +204,17 @@ describe("mouaif: an allowlist filters listings instead of refusing them", () =>
 
 describe("mouaif: one edit tool, its own parameter names in every message", () => {
   it.each(["claude-sonnet-4", "gpt-5", "llama-3"])("binds edit_file with model %s", async (model) => {
-    const r = await cli(["tools", "--profile", "mouaif", "--model", model, "--format", "json", "--root", root]);
+    const r = await cli([
+      "tools",
+      "--profile",
+      "mouaif",
+      "--model",
+      model,
+      "--format",
+      "json",
+      "--root",
+      root,
+    ]);
     const names = (json(r.stdout).tools as Array<{ name: string }>).map((t) => t.name);
     expect(names).toContain("edit_file");
     expect(names).not.toContain("search_replace_block");
@@ -202,7 +256,12 @@ describe("mouaif: model-facing text as the spec shows it", () => {
     const cfg = path.join(root, "..", `${path.basename(root)}-cap.json`);
     writeFileSync(cfg, JSON.stringify({ limits: { fileSearchMaxMatches: 2 } }));
     try {
-      const r = await run("search_files", { query: "foo", path: "src" }, ["--format", "text", "--config", cfg]);
+      const r = await run("search_files", { query: "foo", path: "src" }, [
+        "--format",
+        "text",
+        "--config",
+        cfg,
+      ]);
       const lines = r.stdout.split("\n");
       expect(lines[0]).toBe("# Search: foo");
       expect(lines[1]).toMatch(/^# Matches: 2 \(capped at 2 matches/);
@@ -227,7 +286,12 @@ describe("mouaif: model-facing text as the spec shows it", () => {
 
   it("write_file's result carries relPath, chars and lines", async () => {
     const r = await run("write_file", { path: "out/new.txt", content: "one\ntwo\nthree" });
-    expect(json(r.stdout)).toMatchObject({ kind: "file_written", relPath: "out/new.txt", chars: 13, lines: 3 });
+    expect(json(r.stdout)).toMatchObject({
+      kind: "file_written",
+      relPath: "out/new.txt",
+      chars: 13,
+      lines: 3,
+    });
     const d = await cli([
       "run",
       "write_file",
