@@ -30,6 +30,7 @@ export {
   type SandboxProbe,
   type SandboxStatus,
   sandboxProtectedPaths,
+  TOOLCHAIN_HOME_PATHS,
 } from "./sandbox.js";
 export { type ShellSessionInput, shellSessionInput, shellSessionTool } from "./shell-session-tool.js";
 export { DEFAULT_TIMEOUT_SECONDS, type ShellInput, shellInput, shellTool } from "./shell-tool.js";
