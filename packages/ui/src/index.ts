@@ -26,6 +26,7 @@ export {
   type QuestionPayload,
   type QuestionPendingPayload,
   type QuestionSupersededPayload,
+  questionsFile,
   takeLateAnswers,
 } from "./questions.js";
 export { parseTypedAnswer, type TerminalClientOptions, terminalClient } from "./terminal-client.js";
