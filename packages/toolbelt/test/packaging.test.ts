@@ -455,6 +455,34 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     });
   }
 
+  it("serves the console over HTTP from the installed tree", async () => {
+    const child = spawn(bin, ["serve", "--http", "--port", "0", "--root", project], {
+      cwd: app,
+      env: { ...cleanEnv(), NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (match?.[1]) resolve(match[1]);
+        });
+        child.on("close", (code) =>
+          reject(new Error(`serve --http exited ${code} before listening: ${out}`)),
+        );
+      });
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html.toLowerCase()).toContain("<!doctype html>");
+      expect(html).toContain("<script");
+    } finally {
+      child.kill("SIGTERM");
+    }
+  });
+
   it("serves MCP to a real MCP client from the installed tree: lists tools and calls read_file", async () => {
     const out = ok(await run(process.execPath, ["mcp-client.mjs", bin, project], app), "mcp-client.mjs");
     const { tools, server, result } = JSON.parse(out.stdout) as {
