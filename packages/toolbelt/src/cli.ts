@@ -374,19 +374,16 @@ class ExecTally {
 async function execCommand(
   args: CommonArgs & { events: boolean; failOnError: boolean; failOnCommandError: boolean },
 ): Promise<number> {
-  // config_ignored is sent while the session starts, before openSession returns: a plugin's setup
-  // listens for it in time.
-  let offNotice: (() => void) | undefined;
+  // Events of the session's start (config_ignored, the first tools_bound) are sent before
+  // openSession returns: a plugin's setup subscribes in time, so the lines start at seq 0.
   const notice = definePlugin({
-    name: "exec-trust-events",
+    name: "exec-events",
     tools: [],
     setup(s) {
-      if (args.events && s.isRoot) offNotice = s.on("config_ignored", (event) => writeLine({ event }));
+      if (args.events && s.isRoot) s.on("*", (event) => writeLine({ event }));
     },
   });
   const session = await openSession(args, undefined, undefined, [notice]);
-  offNotice?.();
-  if (args.events) session.on("*", (event) => writeLine({ event }));
   const tally = new ExecTally();
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   try {
