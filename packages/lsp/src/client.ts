@@ -228,7 +228,10 @@ export class LspClient {
     connection.listen();
 
     const init = connection.sendRequest<InitializeResult>("initialize", {
-      processId: process.pid,
+      // Not our pid: the sandbox runs the server in a PID namespace of its own, where that number is
+      // nobody or someone else, and a server watching it would exit at once. The server ends when its
+      // stdin closes, and the sandbox's watcher ends it if toolbelt dies.
+      processId: null,
       clientInfo: { name: "toolbelt" },
       rootUri: toUri(this.root),
       rootPath: this.root,

@@ -268,6 +268,163 @@ static int private_mounts(int *userns, const char **why) {
   return 0;
 }
 
+/* The parent of PID from /proc/PID/status, or 0. */
+static pid_t parent_of(pid_t pid) {
+  char path[64], buf[4096];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *line = strstr(buf, "\nPPid:");
+  return line ? (pid_t)atoi(line + 6) : 0;
+}
+
+/*
+ * The command's environment is scrubbed, but the processes above it (toolbelt, the CI runner) still
+ * hold the secrets in /proc/PID/environ (and their memory), readable by a process of the same user.
+ * Inside the private mount namespace, /dev/null is bound over those files for every ancestor, so the
+ * scrub cannot be undone by reading a parent. Best-effort per file; returns how many were masked.
+ */
+static int mask_ancestors(void) {
+  static const char *const files[] = {"environ", "mem"};
+  int masked = 0;
+  pid_t pid = getppid();
+  for (int depth = 0; pid > 1 && depth < 64; depth++) {
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+      char path[64];
+      snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[f]);
+      if (mount("/dev/null", path, NULL, MS_BIND, NULL) == 0) masked++;
+    }
+    pid = parent_of(pid);
+  }
+  return masked;
+}
+
+/*
+ * A PID namespace of the command's own, with a /proc that shows only its processes: no other process
+ * of the same user (toolbelt, the CI runner, their secrets in environ and memory) can be read through
+ * /proc any more. The helper stays outside and mirrors the end of the command; inside, a small init
+ * (pid 1) forwards signals and reaps orphans; the command runs as its child. Returns in the process
+ * that goes on to exec the command; 0 when the namespace could not be made (nothing changed then).
+ */
+static volatile pid_t forward_to;
+static void forward_signal(int sig) {
+  if (forward_to > 0) kill(forward_to, sig);
+}
+static const int FORWARDED[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+static void forward_signals(pid_t to) {
+  forward_to = to;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t k = 0; k < sizeof FORWARDED / sizeof FORWARDED[0]; k++) sigaction(FORWARDED[k], &sa, NULL);
+}
+
+static void default_signals(void) {
+  for (size_t k = 0; k < sizeof FORWARDED / sizeof FORWARDED[0]; k++) signal(FORWARDED[k], SIG_DFL);
+}
+
+/* Ends this process the way STATUS ended its child: the same exit code, or the same signal. */
+static void mirror(int status, int report_fd) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+  if (report_fd >= 0) {
+    unsigned char b = (unsigned char)sig;
+    if (write(report_fd, &b, 1) < 0) { /* the outer helper then sees 128 + sig */ }
+    _exit(128 + sig);
+  }
+  signal(sig, SIG_DFL);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  kill(getpid(), sig);
+  _exit(128 + sig);
+}
+
+static int own_pid_namespace(void) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return 0;
+  if (unshare(CLONE_NEWPID) != 0) {
+    close(report[0]);
+    close(report[1]);
+    return 0;
+  }
+  pid_t init = fork();
+  if (init < 0) die("cannot fork", NULL);
+  if (init > 0) {
+    /*
+     * The outer helper: its pid is the one toolbelt knows, and it ends when the command ends. Init
+     * reports that end on the pipe: 'E'/'S' (exit code / signal) when nothing else is left and init is
+     * ending too, 'e'/'s' when the command left processes running (init stays to reap them, and
+     * toolbelt ends them as leftovers). EOF without a report: init itself was killed.
+     */
+    close(report[1]);
+    forward_signals(init);
+    unsigned char msg[2];
+    ssize_t got = 0;
+    while (got < 2) {
+      ssize_t n = read(report[0], msg + got, (size_t)(2 - got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += n;
+    }
+    int status = 0;
+    if (got < 2 || msg[0] == 'E' || msg[0] == 'S') {
+      while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (got == 2 && (msg[0] == 'e' || msg[0] == 'E')) _exit(msg[1]);
+    if (got == 2) {
+      default_signals();
+      signal(msg[1], SIG_DFL);
+      kill(getpid(), msg[1]);
+      _exit(128 + msg[1]);
+    }
+    mirror(status, -1);
+  }
+  /* pid 1 of the new namespace (no parent-death signal: it may outlive the outer helper to reap leftovers). */
+  close(report[0]);
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+    /* Without a /proc of its own the namespace hides nothing: say so and run as before. */
+    fprintf(stderr, "toolbelt-sandbox: cannot mount a private /proc (%s)\n", strerror(errno));
+  }
+  pid_t command = fork();
+  if (command < 0) die("cannot fork", NULL);
+  if (command == 0) {
+    close(report[1]);
+    default_signals();
+    return 1;
+  }
+  forward_signals(command);
+  for (;;) {
+    int status = 0;
+    pid_t done = waitpid(-1, &status, 0);
+    if (done < 0 && errno == EINTR) continue;
+    if (done < 0) _exit(0);
+    if (done != command) continue;
+    forward_to = 0;
+    int signaled = !WIFEXITED(status);
+    unsigned char value = (unsigned char)(signaled ? (WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL)
+                                                   : WEXITSTATUS(status));
+    /* Reap what already ended; is anything of the command still running? */
+    int other = 0;
+    pid_t more;
+    while ((more = waitpid(-1, &other, WNOHANG)) > 0) {
+    }
+    int alone = more < 0 && errno == ECHILD;
+    unsigned char msg[2] = {(unsigned char)(alone ? (signaled ? 'S' : 'E') : (signaled ? 's' : 'e')), value};
+    if (write(report[1], msg, 2) < 0) { /* the outer helper then mirrors how init ends */ }
+    close(report[1]);
+    if (alone) _exit(0);
+    while (waitpid(-1, &other, 0) > 0 || errno == EINTR) {
+    }
+    _exit(0);
+  }
+}
+
 /* ---- process tracking ---- */
 
 static int read_small(const char *path, char *buf, size_t size) {
@@ -587,12 +744,14 @@ int main(int argc, char **argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
   int own_userns = 0;
-  if (nros > 0) {
+  if (nros > 0 || landlock) {
     const char *why = NULL;
     /* Best-effort: where namespaces are not allowed the caller's probe says so (doctor, results). */
     if (private_mounts(&own_userns, &why) == 0) {
       for (int r = 0; r < nros; r++)
         if (bind_read_only(ros[r]) != 0) die("cannot make read-only", ros[r]);
+      /* The command's own /proc hides every other process; where that fails, at least its ancestors. */
+      if (!own_pid_namespace()) mask_ancestors();
     }
   }
   limit_tasks(nproc, own_userns);

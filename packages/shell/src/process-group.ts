@@ -150,6 +150,23 @@ export function liveProcesses(target: Target, newerThan = 0): number[] {
   return [...pids];
 }
 
+/** The kernel's 15-character name of the sandbox helper (its pid-namespace init stays to reap leftovers). */
+const HELPER_COMM = "toolbelt-sandbox".slice(0, 15);
+
+function isSandboxHelper(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === HELPER_COMM;
+  } catch {
+    return false;
+  }
+}
+
+/** The processes a command left running, not counting the sandbox helper's own init that reaps them. */
+export function leftoverProcesses(target: Target): number[] {
+  return liveProcesses(target).filter((pid) => !isSandboxHelper(pid));
+}
+
 /** Quick check after a normal exit: anything of the command still running? */
 export function anythingLeft(target: Target): boolean {
   if (target.cgroup && cgroupMembers(target.cgroup).length > 0) return true;

@@ -12,7 +12,7 @@ import { OutputEvents } from "./output-events.js";
 import type { ShellResult, ShellStarted } from "./payloads.js";
 import {
   anythingLeft,
-  liveProcesses,
+  leftoverProcesses,
   type Target,
   type TerminateResult,
   terminate,
@@ -211,7 +211,7 @@ async function runForeground(
     await within(launched.drained, DRAIN_MS);
     if (ending) await ending;
     else if (anythingLeft(target)) {
-      leftovers = liveProcesses(target).length;
+      leftovers = leftoverProcesses(target).length;
       await end();
     }
     await within(launched.drained, DRAIN_MS);

@@ -154,6 +154,29 @@ describe.skipIf(!linux)("the environment a command sees", () => {
     expect(r.stdout).toBe("token=[] aws=[aws-secret-2]\n");
   });
 
+  it("cannot read the secrets back from toolbelt's or any other process's /proc/<pid>/environ", async (ctx) => {
+    if (check("sandbox")?.status !== "ok") {
+      console.log(`skipped: the Landlock sandbox does not apply here (${check("sandbox")?.detail})`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-env-"));
+    // Every process the command can see, its ancestors (toolbelt, this test runner) first of all.
+    const command = [
+      'p=$PPID; while [ "$p" -gt 1 ] 2>/dev/null; do tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null;',
+      "cat /proc/$p/mem >/dev/null 2>&1 && echo MEM_READABLE; p=$(awk '/^PPid/{print $2}' /proc/$p/status 2>/dev/null); done;",
+      'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f" 2>/dev/null; done; echo end',
+    ].join(" ");
+    const r = await shell(root, { command }, { env: secrets });
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    const seen = String(r.stdout);
+    expect(seen).toContain("end");
+    for (const [name, value] of Object.entries(secrets)) {
+      if (name === "BUILD_ALLOWED_TOKEN" || name === "HARMLESS_SETTING") continue;
+      expect(seen, name).not.toContain(value);
+    }
+    expect(seen).not.toContain("MEM_READABLE");
+  });
+
   it("loses a name the user denies", async () => {
     const root = track(tempRoot("tb-esc-env-"));
     const r = await shell(
