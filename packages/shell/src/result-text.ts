@@ -13,6 +13,8 @@ function sandboxHeader(sandbox: string, reason: string | undefined): string {
 }
 
 function denialText(d: SandboxDenial): string {
+  if (d.why === "outside_readable")
+    return `the sandbox denied access to ${d.path}: outside the paths commands may read or write`;
   return d.why === "protected_read_only"
     ? `the sandbox denied writing ${d.path}: a protected path, read-only to commands`
     : `the sandbox denied writing ${d.path}: outside its writable paths`;

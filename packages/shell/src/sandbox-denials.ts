@@ -8,23 +8,31 @@ export interface WritableSet {
   write: string[];
   /** Protected paths bound read-only (`--ro`). */
   readOnly: string[];
+  /** Reads are confined (`--confine-reads`) to the `--write` and these `--read` paths. */
+  confinedReads: boolean;
+  read: string[];
 }
 
 export function writableSet(prefix: readonly string[], root: string, tmpdir: string): WritableSet {
   const write: string[] = [];
   const readOnly: string[] = [];
+  const read: string[] = [];
+  let confinedReads = false;
   for (let i = 0; i < prefix.length - 1; i++) {
     if (prefix[i] === "--") break;
     if (prefix[i] === "--write") write.push(prefix[i + 1] as string);
     if (prefix[i] === "--ro") readOnly.push(prefix[i + 1] as string);
+    if (prefix[i] === "--read") read.push(prefix[i + 1] as string);
+    if (prefix[i] === "--confine-reads") confinedReads = true;
   }
-  return { root, tmpdir, write, readOnly };
+  return { root, tmpdir, write, readOnly, confinedReads, read };
 }
 
 export interface SandboxDenial {
   /** The path as the output named it. */
   path: string;
-  why: "outside_writable" | "protected_read_only";
+  /** `outside_readable`: neither readable nor writable (reads are confined). */
+  why: "outside_writable" | "outside_readable" | "protected_read_only";
 }
 
 /** A line that reports a refused access, in the words of the tools that print them. */
@@ -69,8 +77,10 @@ export function sandboxDenials(output: string, cwdAbs: string, set: WritableSet)
       if (found.has(abs)) continue;
       if (set.readOnly.some((ro) => inside(abs, ro)))
         found.set(abs, { path: candidate, why: "protected_read_only" });
-      else if (!set.write.some((w) => inside(abs, w)))
-        found.set(abs, { path: candidate, why: "outside_writable" });
+      else if (!set.write.some((w) => inside(abs, w))) {
+        const unreadable = set.confinedReads && !set.read.some((r) => inside(abs, r));
+        found.set(abs, { path: candidate, why: unreadable ? "outside_readable" : "outside_writable" });
+      }
     }
   }
   return [...found.values()].slice(0, MAX_DENIALS);

@@ -129,4 +129,22 @@ describe("sandboxDenials", () => {
   it("says nothing for output with no denial", () => {
     expect(sandboxDenials("wrote /etc/x fine\n", "/p", set)).toEqual([]);
   });
+
+  it("tells an unreadable path from an unwritable one when reads are confined", () => {
+    const confined = writableSet(
+      ["helper", "--write", "/p", "--confine-reads", "--read", "/usr", "--read", "/home/u/.npm", "--"],
+      "/p",
+      "/tmp/t",
+    );
+    const out = [
+      "cat: /home/u/.ssh/id_rsa: Permission denied",
+      "touch: cannot touch '/usr/x': Permission denied",
+      "Error: EACCES: permission denied, open '/home/u/.npm/_logs/x.log'",
+    ].join("\n");
+    expect(sandboxDenials(out, "/p", confined)).toEqual([
+      { path: "/home/u/.ssh/id_rsa", why: "outside_readable" },
+      { path: "/usr/x", why: "outside_writable" },
+      { path: "/home/u/.npm/_logs/x.log", why: "outside_writable" },
+    ]);
+  });
 });

@@ -260,7 +260,10 @@ function noteDenials(result: ShellResult, prep: Prepared, root: string): void {
   const set = writableSet(prep.plan.prefix, root, prep.tmpdir);
   const denied = sandboxDenials(result.stdout, prep.cwd.abs, set);
   const where = `sandboxed commands may write only under ${describeWritable(set)}`;
-  if (denied.length) {
+  if (denied.some((d) => d.why === "outside_readable")) {
+    result.sandbox_denied = denied;
+    result.sandbox_note = `sandboxed commands may read only the root, system and toolchain paths, and ${where.replace("sandboxed commands ", "")} (more with agent.shell_sandbox_read_paths or shell_sandbox_allowed_paths in your own config)`;
+  } else if (denied.length) {
     result.sandbox_denied = denied;
     result.sandbox_note = `${where} (more with agent.shell_sandbox_allowed_paths in your own config)`;
   } else {

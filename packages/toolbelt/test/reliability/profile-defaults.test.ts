@@ -62,6 +62,10 @@ describe("sandboxed commands read only the root, system paths and toolchain cach
       expect(String(r.stdout), command).not.toContain(SECRET);
       expect(r.exit_code, command).not.toBe(0);
     }
+    // The model is told why: the path is outside what commands may read, and which key widens it.
+    const cat = await shell(`cat ${outside}/secret.txt`);
+    expect(cat.sandbox_denied).toEqual([{ path: `${outside}/secret.txt`, why: "outside_readable" }]);
+    expect(String(cat.sandbox_note)).toContain("agent.shell_sandbox_read_paths");
   });
 
   it.skipIf(!landlock)("the user's keys stay unreadable while their npm cache is readable", async () => {
