@@ -429,7 +429,9 @@ describe.skipIf(!BUILT)("toolbelt serve usage", () => {
         encoding: "utf8",
       });
       expect(broken.status).toBe(2);
-      expect(broken.stdout).toContain("agent.nope");
+      // Config errors are usage errors: on stderr, like flag errors, with nothing on stdout.
+      expect(broken.stderr).toContain("agent.nope");
+      expect(broken.stdout).toBe("");
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
