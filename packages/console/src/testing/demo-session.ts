@@ -33,7 +33,7 @@ export function demoEvents(): Step[] {
   const list = listingEntries();
   const search = searchEntries();
   const readBody = [
-    '     1\timport { createToolbelt } from "toolbelt";',
+    '     1\timport { createToolbelt } from "@toolbelt/toolbelt";',
     "     2\t",
     `     3\tconst banner = '${HOSTILE}';`,
     "     4\texport const session = await createToolbelt({ root: process.cwd() });",
