@@ -67,10 +67,7 @@ describe("deferral in bind()", () => {
   });
 
   it("binds every schema and no tool_search when tool search is off", async () => {
-    for (const config of [
-      { agent: { tool_search: "off" as const } },
-      { agent: { tool_search: false } },
-    ]) {
+    for (const config of [{ agent: { tool_search: "off" as const } }, { agent: { tool_search: false } }]) {
       const session = await open(config);
       expect(session.bind().deferred).toEqual([]);
       expect(names(session)).not.toContain("tool_search");

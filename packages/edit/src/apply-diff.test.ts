@@ -12,9 +12,13 @@ const reference = (before: string, after: string) =>
 describe("unifiedDiff", () => {
   it("gives the same patch as a whole-file diff for small edits", () => {
     const line = fc.constantFrom("a", "b", "c", "", "  x", "d\r");
-    const text = fc.array(line, { maxLength: 30 }).chain((lines) =>
-      fc.boolean().map((endsWithNewline) => lines.join("\n") + (endsWithNewline && lines.length ? "\n" : "")),
-    );
+    const text = fc
+      .array(line, { maxLength: 30 })
+      .chain((lines) =>
+        fc
+          .boolean()
+          .map((endsWithNewline) => lines.join("\n") + (endsWithNewline && lines.length ? "\n" : "")),
+      );
     fc.assert(
       fc.property(text, text, (before, after) => {
         expect(unifiedDiff("f.txt", before, after, false).diff).toBe(reference(before, after));
