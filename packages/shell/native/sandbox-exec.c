@@ -663,7 +663,15 @@ static int probe_isolation(void) {
       fflush(stdout);
       _exit(1);
     }
-    printf("ok%s\n", userns ? " (user namespace)" : "");
+    /* Can commands get a PID namespace with a /proc of their own (what hides other processes)? */
+    int pidns = 0;
+    if (unshare(CLONE_NEWPID) == 0) {
+      pid_t init = fork();
+      if (init == 0) _exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0 ? 0 : 1);
+      int st = 0;
+      if (init > 0 && waitpid(init, &st, 0) == init) pidns = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    printf("ok%s%s\n", userns ? " (user namespace)" : "", pidns ? " +pidns" : "");
     fflush(stdout);
     _exit(0);
   }

@@ -62,6 +62,19 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
         ? `${protectedList} are read-only for commands (${probe.isolation.detail}); files created later are reported as protected_changed`
         : `protected paths stay writable for commands (${probe.isolation.detail}); changes are reported as protected_changed`,
   });
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  const pidns = sandboxed && probe.isolation.ok && probe.isolation.pidNamespace === true;
+  checks.push({
+    name: "sandbox-proc",
+    status: !sandboxed ? "skipped" : pidns ? "ok" : "unavailable",
+    detail: !sandboxed
+      ? "commands do not run under the sandbox, so they can read other processes' environments through /proc"
+      : pidns
+        ? "commands get a PID namespace and a /proc of their own: other processes' environments (toolbelt's, the CI runner's) stay hidden"
+        : root && probe.isolation.ok
+          ? "no PID namespace here: /proc/<pid>/environ and mem of the command's ancestors are masked instead; other processes stay readable"
+          : "no PID namespace here: a command can read the environment of other processes of this user through /proc",
+  });
   checks.push({
     name: "process-tracking",
     status: probe.runs ? "ok" : "unavailable",
@@ -70,7 +83,6 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
       : "without the sandbox helper, commands are tracked by TOOLBELT_SHELL_MARK and process group only: a process that drops the variable and leaves the group escapes, and background commands outlive a killed toolbelt",
   });
   const cap = maxProcesses(ctx.config);
-  const root = typeof process.getuid === "function" && process.getuid() === 0;
   const caps: string[] = [];
   if (sandboxed && cgroup.pidsMax) caps.push(`cgroup pids.max ${cap}`);
   if (sandboxed && !root) caps.push(`RLIMIT_NPROC +${cap}`);

@@ -25,7 +25,8 @@ export interface SandboxProbe {
   /** The helper ran: it can track the command (cgroup, watcher) even without Landlock. */
   runs: boolean;
   /** Whether a private mount namespace (read-only protected paths) can be made, and if not why. */
-  isolation: { ok: boolean; detail: string };
+  /** Private mount namespace (read-only protected paths); `pidNamespace`: commands get their own /proc. */
+  isolation: { ok: boolean; detail: string; pidNamespace?: boolean };
 }
 
 /** Processes and threads one sandboxed command may run at once, unless agent.shell_max_processes says. */
@@ -239,10 +240,14 @@ function probeNow(): SandboxProbe {
   return { helper, abi, reason: undefined, runs: true, isolation };
 }
 
-function probeIsolation(helper: string): { ok: boolean; detail: string } {
+function probeIsolation(helper: string): SandboxProbe["isolation"] {
   const result = spawnSync(helper, ["--probe-isolation"], { encoding: "utf8", timeout: 5000 });
   const out = (result.stdout ?? "").trim();
-  if (out.startsWith("ok")) return { ok: true, detail: `private mount namespace${out.slice(2)}` };
+  if (out.startsWith("ok")) {
+    const pidNamespace = out.endsWith(" +pidns");
+    const rest = pidNamespace ? out.slice(2, -" +pidns".length) : out.slice(2);
+    return { ok: true, detail: `private mount namespace${rest}`, pidNamespace };
+  }
   // An older helper without the option prints its usage and exits 125.
   return { ok: false, detail: out || result.error?.message || result.stderr?.trim() || "unknown" };
 }

@@ -159,6 +159,7 @@ describe.skipIf(!linux)("the environment a command sees", () => {
       console.log(`skipped: the Landlock sandbox does not apply here (${check("sandbox")?.detail})`);
       ctx.skip();
     }
+    expect(check("sandbox-proc")?.status, "doctor says whether commands get their own /proc").toBeDefined();
     const root = track(tempRoot("tb-esc-env-"));
     // Every process the command can see, its ancestors (toolbelt, this test runner) first of all.
     const command = [
