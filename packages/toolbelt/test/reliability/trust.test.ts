@@ -166,6 +166,8 @@ describe("a model raising its own rights through configs/app.json", () => {
     expect(shell.stderr).toContain("agent.shell_sandbox (configs/app.json): loosens the shell sandbox");
   });
 
+  if (process.platform !== "linux")
+    console.log("[trust] sandbox case skipped: the Landlock sandbox exists on Linux only");
   it.skipIf(process.platform !== "linux")("keeps the sandbox on when the user allows the shell", async () => {
     const root = track(tempRoot("tb-trust-"));
     mkdirSync(path.join(root, "configs"));
