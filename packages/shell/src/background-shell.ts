@@ -1,6 +1,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { AnsiStripper } from "./ansi.js";
 import type { ExitStatus, Launched } from "./launch.js";
+import { EventCoalescer } from "./output-events.js";
 import { OutputLog } from "./output-log.js";
 import { type TerminateResult, terminate, untrack } from "./process-group.js";
 import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
@@ -13,10 +14,6 @@ export const BACKGROUND_LOG_CHARS = 1024 * 1024;
 
 /** The quiet time after which a burst of output counts as the whole reply. */
 const SETTLE_MS = 120;
-
-// shell_output events are coalesced: one per interval per session, bounded in size.
-const EVENT_INTERVAL_MS = 50;
-const EVENT_MAX_CHARS = 16 * 1024;
 
 export interface BackgroundShellInit {
   id: string;
@@ -60,10 +57,8 @@ export class BackgroundShell {
   readonly #stripper: AnsiStripper | undefined;
   readonly tty: boolean;
   readonly #waiters = new Set<() => void>();
-  readonly #emit: ((data: string) => void) | undefined;
-  #pendingEvent = "";
-  #droppedEvent = 0;
-  #eventTimer: NodeJS.Timeout | undefined;
+  /** shell_output events, coalesced: one per interval per session, bounded in size. */
+  readonly #events: EventCoalescer | undefined;
   #killing: Promise<TerminateResult> | undefined;
 
   constructor(init: BackgroundShellInit) {
@@ -79,7 +74,12 @@ export class BackgroundShell {
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
     this.#stripper = init.tty ? undefined : new AnsiStripper();
     this.log = new OutputLog(init.logChars ?? BACKGROUND_LOG_CHARS);
-    this.#emit = init.emit;
+    this.#events = init.emit
+      ? new EventCoalescer(
+          init.emit,
+          (count) => `${count} characters not streamed; read them with shell_session`,
+        )
+      : undefined;
   }
 
   /** Wires the started process in (the data callback exists before the process does). */
@@ -108,28 +108,8 @@ export class BackgroundShell {
     if (!text) return;
     this.log.append(text);
     this.lastActivity = Date.now();
-    this.#queueEvent(text);
+    this.#events?.add(text);
     this.#wake();
-  }
-
-  #queueEvent(text: string): void {
-    if (!this.#emit) return;
-    const room = EVENT_MAX_CHARS - this.#pendingEvent.length;
-    if (room > 0) this.#pendingEvent += text.slice(0, room);
-    if (text.length > room) this.#droppedEvent += text.length - Math.max(room, 0);
-    this.#eventTimer ??= setTimeout(() => this.#flushEvent(), EVENT_INTERVAL_MS);
-  }
-
-  #flushEvent(): void {
-    this.#eventTimer = undefined;
-    if (!this.#emit || (!this.#pendingEvent && !this.#droppedEvent)) return;
-    const note = this.#droppedEvent
-      ? `\n[… ${this.#droppedEvent} characters not streamed; read them with shell_session …]\n`
-      : "";
-    const data = this.#pendingEvent + note;
-    this.#pendingEvent = "";
-    this.#droppedEvent = 0;
-    this.#emit(data);
   }
 
   #exited(status: ExitStatus): void {
@@ -207,7 +187,6 @@ export class BackgroundShell {
   /** Ends whatever the finished command left running, and stops event timers. */
   async dispose(): Promise<void> {
     if (this.pid > 0) await this.kill();
-    if (this.#eventTimer) clearTimeout(this.#eventTimer);
-    this.#eventTimer = undefined;
+    this.#events?.cancel();
   }
 }
