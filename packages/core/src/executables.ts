@@ -1,7 +1,8 @@
 import { accessSync, constants, realpathSync } from "node:fs";
 import path from "node:path";
 
-function isExecutable(file: string): boolean {
+/** Whether `file` exists and may be executed by this process. */
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;

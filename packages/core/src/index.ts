@@ -81,7 +81,7 @@ export {
   eventSchemas,
   type ToolbeltEvent,
 } from "./events.js";
-export { findExecutable } from "./executables.js";
+export { findExecutable, isExecutable } from "./executables.js";
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";

@@ -1,7 +1,7 @@
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { findExecutable, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { findExecutable, isExecutable, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 
 /** How a server's diagnostics are collected. */
 export type DiagnosticsMode =
@@ -97,15 +97,6 @@ export type ServerTrust = { root: string; trusted: boolean };
 
 function pathLookup(command: string, trust: ServerTrust): string | undefined {
   return whichSync(command, trust.trusted ? {} : { outside: trust.root });
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function packageVersion(specifier: string): string | undefined {
