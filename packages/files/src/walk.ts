@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync, readFileSync } from "node:fs";
+import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
@@ -42,15 +42,65 @@ function verdictOf(matcher: Ignore, rel: string, isDir: boolean): Verdict {
   return undefined;
 }
 
+type CachedRules = { ino: number; size: number; mtimeMs: number; ctimeMs: number; rules: Ignore | undefined };
+
+/**
+ * Parsed ignore files by path, shared by every walk in the process (listings and searches re-read
+ * the same ancestors' files on every call). An entry holds while the file's inode, size, mtime and
+ * ctime are unchanged; a stat per file replaces a read and a parse. Absent files are cached too
+ * (as inode 0), so a `.gitignore` created later is seen at the next call.
+ */
+const rulesCache = new Map<string, CachedRules>();
+/** Directories of a large monorepo fit; past it the least recently used entries go. */
+export const IGNORE_CACHE_MAX = 4096;
+
+/** How many ignore files were read and parsed (not served from the cache): for tests. */
+export const ignoreCacheStats = { parsed: 0 };
+
+export function ignoreCacheSize(): number {
+  return rulesCache.size;
+}
+
+export function clearIgnoreCache(): void {
+  rulesCache.clear();
+}
+
 function readRules(file: string): Ignore | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
+  // No exception for the common case of a missing file: they are costly on a hot path.
+  const stat = statSync(file, { throwIfNoEntry: false });
+  const key = stat?.isFile()
+    ? { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs }
+    : { ino: 0, size: 0, mtimeMs: 0, ctimeMs: 0 };
+  const hit = rulesCache.get(file);
+  if (
+    hit &&
+    hit.ino === key.ino &&
+    hit.size === key.size &&
+    hit.mtimeMs === key.mtimeMs &&
+    hit.ctimeMs === key.ctimeMs
+  ) {
+    // Re-inserted so the Map's insertion order doubles as recency.
+    rulesCache.delete(file);
+    rulesCache.set(file, hit);
+    return hit.rules;
   }
-  // git (and ripgrep) match ignore rules case-sensitively on Linux.
-  return ignore({ ignorecase: false }).add(text);
+  let rules: Ignore | undefined;
+  if (key.ino !== 0) {
+    try {
+      ignoreCacheStats.parsed++;
+      // git (and ripgrep) match ignore rules case-sensitively on Linux.
+      rules = ignore({ ignorecase: false }).add(readFileSync(file, "utf8"));
+    } catch {
+      rules = undefined;
+    }
+  }
+  rulesCache.delete(file);
+  rulesCache.set(file, { ...key, rules });
+  if (rulesCache.size > IGNORE_CACHE_MAX) {
+    const oldest = rulesCache.keys().next().value as string;
+    rulesCache.delete(oldest);
+  }
+  return rules;
 }
 
 function levelFor(
