@@ -1,7 +1,8 @@
 import { type DoctorCheck, definePlugin, type Plugin } from "@toolbelt/core";
 import { git } from "./git.js";
 import { projectSkills, userSkills } from "./skills.js";
-import { listProjectsTool, projectsState, switchProjectTool } from "./tools.js";
+import { listProjectsTool, switchProjectTool } from "./tools/index.js";
+import { projectsState } from "./workspace.js";
 
 export { listProjects, type Project, type ProjectKind } from "./catalog.js";
 export { gitInfo, listWorktrees, parseWorktrees, repositorySlug, type Worktree } from "./git.js";
@@ -20,7 +21,7 @@ export {
   type ProjectListPayload,
   type ProjectSwitchedPayload,
   switchProjectTool,
-} from "./tools.js";
+} from "./tools/index.js";
 
 /** The projects family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = definePlugin({

@@ -1,18 +1,10 @@
-import { defineTool, errorPayload, renderText, type Session, type Skill } from "@toolbelt/core";
+import { defineTool, errorPayload, renderText, type Skill } from "@toolbelt/core";
 import { z } from "zod";
-import { listProjects, type Project } from "./catalog.js";
-import { type Instructions, loadInstructions } from "./instructions.js";
-import { projectSkills } from "./skills.js";
-import { configForSwitch } from "./switch-config.js";
-
-type ProjectsState = { origin: string };
-
-/** The directory the session started in: config paths resolve against it whatever the current project. */
-export function projectsState(session: Session): ProjectsState {
-  return session.state<ProjectsState>("projects", () => ({ origin: session.root }));
-}
-
-export type ProjectListPayload = { kind: "project_list"; current: string; projects: Project[] };
+import { listProjects } from "../catalog.js";
+import { type Instructions, loadInstructions } from "../instructions.js";
+import { projectSkills } from "../skills.js";
+import { configForSwitch } from "../switch-config.js";
+import { projectsState, WORKSPACE } from "../workspace.js";
 
 export type ProjectSwitchedPayload = {
   kind: "project_switched";
@@ -26,44 +18,6 @@ export type ProjectSwitchedPayload = {
   skills: number;
   tools: number;
 };
-
-function line(p: Project): string {
-  const facts = [
-    p.kind,
-    p.repository,
-    p.branch ? `branch ${p.branch}` : undefined,
-    p.available ? undefined : "not checked out",
-    p.current ? "current" : undefined,
-  ].filter(Boolean);
-  return `${p.key}  ${p.name} (${facts.join(", ")})${p.path ? `  ${p.path}` : ""}${p.description ? `\n    ${p.description}` : ""}`;
-}
-
-const WORKSPACE = { autoWorkspaceOnly: true, rootAgentOnly: true } as const;
-
-export const listProjectsTool = defineTool({
-  name: "list_projects",
-  family: "projects",
-  access: "read",
-  requires: WORKSPACE,
-  description:
-    "List the projects this session can switch into: configured directories, managed projects, git worktrees and registered repositories (a repository without a checkout is listed with available: false).",
-  input: z.object({}),
-  async execute(_input, ctx): Promise<ProjectListPayload> {
-    const { origin } = projectsState(ctx.session);
-    const projects = await listProjects(origin, ctx.session.config, ctx.session.root);
-    return { kind: "project_list", current: ctx.session.root, projects };
-  },
-  render(payload) {
-    return renderText(
-      [
-        ["Kind", payload.kind],
-        ["Count", payload.projects.length],
-        ["Current", payload.current],
-      ],
-      payload.projects.map(line).join("\n") || "No projects: add some under `projects` in configs/app.json.",
-    );
-  },
-});
 
 export const switchProjectTool = defineTool({
   name: "switch_project",
