@@ -102,6 +102,8 @@ export const searchFilesTool = defineTool({
     if (choice.engine === "unavailable") throw new ToolbeltError("EUNAVAILABLE", choice.reason);
     const maxMatches = ctx.limits.fileSearchMaxMatches;
     const maxChars = ctx.limits.fileSearchMaxBytes;
+    // The allowlist is applied while collecting, so files it refuses never take a place in the cap.
+    const admit = filter ? (rel: string) => filter([rel])[0] === true : undefined;
     let result: EngineResult;
     if (choice.engine === "ripgrep") {
       result = await searchWithRipgrep({
@@ -111,6 +113,7 @@ export const searchFilesTool = defineTool({
         query: input.query,
         ...(input.include ? { include: input.include } : {}),
         maxMatches,
+        ...(admit ? { admit } : {}),
         signal: ctx.signal,
       });
     } else {
@@ -122,15 +125,11 @@ export const searchFilesTool = defineTool({
         query: compileQuery(input.query),
         ...(input.include ? { include: input.include } : {}),
         maxMatches,
+        ...(admit ? { admit } : {}),
         signal: ctx.signal,
       });
     }
-    let skipped = 0;
-    if (filter) {
-      const ok = filter(result.files.map((f) => f.path));
-      skipped = ok.filter((x) => !x).length;
-      result = { ...result, files: result.files.filter((_f, i) => ok[i]) };
-    }
+    const skipped = result.skipped ?? 0;
     const capped = capResults(result, maxMatches, maxChars);
     return {
       kind: "search_results",

@@ -2,6 +2,7 @@ import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
+import { compareNames } from "./tree-order.js";
 
 /**
  * The walk semantics every listing and the JS search share, chosen to be exactly ripgrep's with
@@ -209,17 +210,24 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export async function walkFiles(options: WalkOptions, onFile: (file: WalkedFile) => boolean): Promise<void> {
   const { root, override, signal } = options;
-  const dirs: Array<{ dir: string; level: IgnoreLevel | undefined }> = [
-    { dir: options.start, level: ancestorLevels(options.start) },
-  ];
+  // A directory still to read, or the files of one whose subdirectories are all done: files come
+  // out in comparePaths order (subdirectories before files, each by name), so a walk stopped early
+  // has seen exactly the first files of the full answer.
+  type Frame = { dir: string; level: IgnoreLevel | undefined } | { files: WalkedFile[] };
+  const stack: Frame[] = [{ dir: options.start, level: ancestorLevels(options.start) }];
   let sliceEnd = performance.now() + SLICE_MS;
-  while (dirs.length > 0) {
+  while (stack.length > 0) {
     if (performance.now() > sliceEnd) {
       await yieldToLoop();
       sliceEnd = performance.now() + SLICE_MS;
     }
     signal?.throwIfAborted();
-    const { dir, level: inherited } = dirs.pop() as { dir: string; level: IgnoreLevel | undefined };
+    const frame = stack.pop() as Frame;
+    if ("files" in frame) {
+      for (const file of frame.files) if (onFile(file) === false) return;
+      continue;
+    }
+    const { dir, level: inherited } = frame;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -227,6 +235,7 @@ export async function walkFiles(options: WalkOptions, onFile: (file: WalkedFile)
       // Unreadable directories are skipped, as ripgrep does (it reports them on stderr).
       continue;
     }
+    entries.sort((a, b) => compareNames(a.name, b.name));
     let level = inherited;
     if (dir !== options.start) {
       const names = new Set<string>();
@@ -234,6 +243,7 @@ export async function walkFiles(options: WalkOptions, onFile: (file: WalkedFile)
       if (names.size > 0) level = levelFor(dir, names, inherited);
     }
     const subdirs: string[] = [];
+    const files: WalkedFile[] = [];
     for (const entry of entries) {
       if (entry.name === ".git") continue;
       const isDir = entry.isDirectory();
@@ -247,10 +257,11 @@ export async function walkFiles(options: WalkOptions, onFile: (file: WalkedFile)
         if (isIgnored(level, abs, isDir)) continue;
       }
       if (isDir) subdirs.push(abs);
-      else if (onFile({ abs, rel }) === false) return;
+      else files.push({ abs, rel });
     }
-    // Reversed so the stack pops them in directory order.
-    for (let i = subdirs.length - 1; i >= 0; i--) dirs.push({ dir: subdirs[i] as string, level });
+    if (files.length > 0) stack.push({ files });
+    // Reversed so the stack pops them in name order.
+    for (let i = subdirs.length - 1; i >= 0; i--) stack.push({ dir: subdirs[i] as string, level });
   }
 }
 

@@ -4,7 +4,7 @@ import { sniffBom } from "../text-decode.js";
 import { makeOverride, type WalkedFile, walkFiles } from "../walk.js";
 import { ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
 import type { CompiledQuery } from "./regex.js";
-import { collectionBound, type EngineResult, type FileMatches, type LineMatch } from "./results.js";
+import { type EngineResult, type LineMatch, TopFiles } from "./results.js";
 
 export type JsSearch = {
   root: string;
@@ -16,6 +16,8 @@ export type JsSearch = {
   query: CompiledQuery;
   include?: string;
   maxMatches: number;
+  /** The allowlist: a file with matches it refuses is counted in `skipped`, not kept. */
+  admit?: (rel: string) => boolean;
   signal?: AbortSignal;
 };
 
@@ -113,15 +115,19 @@ function kib(bytes: number): string {
  * hold the event loop or outlive its budget.
  */
 export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
-  const bound = collectionBound(search.maxMatches);
-  const files: FileMatches[] = [];
-  let total = 0;
+  // The walk yields files in comparePaths order, so once the kept set is settled no file still to
+  // read can get in: the search stops there, and its answer is the one ripgrep's full run gives.
+  const top = new TopFiles(search.maxMatches, search.admit);
   let stop = false;
   let failure: unknown;
   worker ??= new BudgetedWorker(`(${String(matchProgram)})()`);
   const matcher = worker;
   const inFlight: Array<Promise<void>> = [];
   let batch = newBatch();
+
+  const finish = (): EngineResult => {
+    return { ...top.result(), skipped: top.skipped };
+  };
 
   const send = (b: Batch): Promise<void> => {
     const data = new Uint8Array(b.buf.buffer, b.buf.byteOffset, b.used);
@@ -138,12 +144,12 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
         },
       )
       .then((results) => {
+        // Every result is offered, even after the stop: a batch answered late may hold files
+        // that sort before the ones kept so far.
         results.forEach((matches, i) => {
-          if (!matches?.length || stop) return;
-          files.push({ path: b.rels[i] as string, matches });
-          total += matches.length;
-          if (total >= bound) stop = true;
+          if (matches?.length) top.offer({ path: b.rels[i] as string, matches });
         });
+        if (top.settled) stop = true;
       })
       .catch((error: unknown) => {
         failure ??= error;
@@ -230,10 +236,10 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
     await Promise.all(inFlight);
     await walking;
     if (failure) throw failure;
-    return { files, stoppedEarly: total >= bound };
+    return finish();
   }
   flush();
   await Promise.all(inFlight);
   if (failure) throw failure;
-  return { files, stoppedEarly: total >= bound };
+  return finish();
 }

@@ -4,19 +4,108 @@ import { comparePaths } from "../tree-order.js";
 export type LineMatch = { line: number; text: string };
 export type FileMatches = { path: string; matches: LineMatch[] };
 
-/** What an engine hands back: every file with matches, in any order. */
+/** What an engine hands back: the files a TopFiles kept, in comparePaths order. */
 export type EngineResult = {
   files: FileMatches[];
-  /** The engine stopped collecting early because far more than the caps matched. */
+  /** More matched than was collected (files or lines past the kept set). */
   stoppedEarly: boolean;
+  /** Files with matches the allowlist did not admit. */
+  skipped?: number;
 };
 
 /** A match line longer than this is cut (one minified line must not flood the answer). */
 export const MATCH_LINE_MAX_CHARS = 500;
 
-/** Engines stop collecting past this many matches; sorted results are then capped for display. */
-export function collectionBound(maxMatches: number): number {
-  return Math.max(maxMatches * 10, 1000);
+/**
+ * What a capped search keeps, whatever order the engine finds files in: the first files in
+ * comparePaths order whose matches (the first `maxMatches` lines of each) reach `maxMatches`, so
+ * the capped answer is the prefix of the full answer in the documented order, the same for every
+ * run and both engines. Memory stays under about twice `maxMatches` lines: a file past the kept
+ * set once it is full is refused at once (`wants`), and kept files falling out are dropped.
+ */
+export class TopFiles {
+  readonly #max: number;
+  readonly #admit: ((rel: string) => boolean) | undefined;
+  /** Sorted by comparePaths. */
+  readonly #files: FileMatches[] = [];
+  #total = 0;
+  /** Matches were found that the kept set leaves out. */
+  #more = false;
+  /** Files with matches the allowlist did not admit. */
+  skipped = 0;
+
+  constructor(maxMatches: number, admit?: (rel: string) => boolean) {
+    this.#max = Math.max(1, maxMatches);
+    this.#admit = admit;
+  }
+
+  /** The kept set already holds `maxMatches` matches: later files in the order cannot get in. */
+  get full(): boolean {
+    return this.#total >= this.#max;
+  }
+
+  /**
+   * The answer is known, capped: the kept set is full and more matched than it shows. A search
+   * walking files in comparePaths order can stop here.
+   */
+  get settled(): boolean {
+    return this.full && (this.#more || this.#total > this.#max);
+  }
+
+  /** Whether a file at `rel` could still be kept (so its matches are worth decoding). */
+  wants(rel: string): boolean {
+    if (this.#admit && !this.#admit(rel)) {
+      this.skipped++;
+      return false;
+    }
+    return this.#fits(rel);
+  }
+
+  #fits(rel: string): boolean {
+    if (!this.full) return true;
+    const last = this.#files[this.#files.length - 1] as FileMatches;
+    if (comparePaths(rel, last.path) < 0) return true;
+    this.#more = true;
+    return false;
+  }
+
+  /** The most matches of one file worth keeping (later lines could never be shown). */
+  get perFile(): number {
+    return this.#max;
+  }
+
+  /** Notes that a file had more matching lines than `perFile` (they were not collected). */
+  markMore(): void {
+    this.#more = true;
+  }
+
+  offer(file: FileMatches): void {
+    if (file.matches.length === 0) return;
+    if (!this.wants(file.path)) return;
+    const matches = file.matches.length > this.#max ? file.matches.slice(0, this.#max) : file.matches;
+    if (matches !== file.matches) this.#more = true;
+    let lo = 0;
+    let hi = this.#files.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (comparePaths((this.#files[mid] as FileMatches).path, file.path) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    this.#files.splice(lo, 0, { path: file.path, matches });
+    this.#total += matches.length;
+    // Drop files from the end while the rest still reach the cap without them.
+    while (this.#files.length > 1) {
+      const last = this.#files[this.#files.length - 1] as FileMatches;
+      if (this.#total - last.matches.length < this.#max) break;
+      this.#files.pop();
+      this.#total -= last.matches.length;
+      this.#more = true;
+    }
+  }
+
+  result(): EngineResult {
+    return { files: [...this.#files], stoppedEarly: this.#more };
+  }
 }
 
 export function cutLine(text: string): string {

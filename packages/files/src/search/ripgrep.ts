@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { ToolbeltError } from "@toolbelt/core";
-import { collectionBound, type EngineResult, type FileMatches } from "./results.js";
+import { type EngineResult, type FileMatches, TopFiles } from "./results.js";
 
 export type RipgrepSearch = {
   rg: string;
@@ -11,6 +11,8 @@ export type RipgrepSearch = {
   query: string;
   include?: string;
   maxMatches: number;
+  /** The allowlist: a file with matches it refuses is counted in `skipped`, not kept. */
+  admit?: (rel: string) => boolean;
   signal?: AbortSignal;
 };
 
@@ -59,55 +61,78 @@ function stripEol(line: string): string {
   return line;
 }
 
-/** Runs ripgrep with --json and collects matches per file; files ripgrep found binary are dropped. */
+/** Bytes before the first letter of the message type in every `--json` line: `{"type":"`. */
+const TYPE_AT = 9;
+const TYPE_PREFIX = Buffer.from('{"type":"');
+const B = 0x62; // begin
+const M = 0x6d; // match
+const E = 0x65; // end
+
+/**
+ * Runs ripgrep with --json over the whole target and hands each file's matches to a TopFiles, so
+ * the capped answer does not depend on which of ripgrep's threads finished first. ripgrep writes
+ * each file's messages together, so the decision taken at a file's `begin` holds for its lines:
+ * a file the kept set cannot take is skipped by looking at one byte per line, never parsed.
+ * Files ripgrep found binary are dropped.
+ */
 export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> {
-  const bound = collectionBound(search.maxMatches);
+  const top = new TopFiles(search.maxMatches, search.admit);
   return new Promise((resolve, reject) => {
     const child = spawn(search.rg, ripgrepArgs(search), {
       cwd: search.cwd,
       stdio: ["ignore", "pipe", "pipe"],
       signal: search.signal,
     });
-    const files: FileMatches[] = [];
     let current: FileMatches | undefined;
-    let total = 0;
-    let stoppedEarly = false;
     let stderr = "";
     let partial: Buffer[] = [];
     let partialBytes = 0;
     let oversized = false;
-
-    const onLine = (line: string) => {
-      if (stoppedEarly || line.length === 0) return;
-      let msg: RgMessage;
+    const parse = (buf: Buffer, from: number, to: number): RgMessage | undefined => {
       try {
-        msg = JSON.parse(line) as RgMessage;
+        return JSON.parse(buf.toString("utf8", from, to)) as RgMessage;
       } catch {
-        return;
+        return undefined;
       }
-      if (msg.type === "begin") {
-        current = { path: normalisePath(textOf(msg.data.path)), matches: [] };
-      } else if (msg.type === "match" && current) {
-        current.matches.push({ line: msg.data.line_number ?? 0, text: stripEol(textOf(msg.data.lines)) });
-      } else if (msg.type === "end" && current) {
-        // ripgrep reports matches found before it saw a NUL byte; a binary file is skipped whole.
-        if (msg.data.binary_offset == null && current.matches.length > 0) {
-          files.push(current);
-          total += current.matches.length;
-          if (total >= bound) {
-            stoppedEarly = true;
-            child.kill();
-          }
+    };
+    const onLine = (buf: Buffer, from: number, to: number) => {
+      if (to - from <= TYPE_AT) return;
+      let kind = buf[from + TYPE_AT];
+      if (buf.compare(TYPE_PREFIX, 0, TYPE_AT, from, from + TYPE_AT) !== 0) {
+        // Not the key order ripgrep writes today: fall back to reading the type.
+        const type = parse(buf, from, to)?.type;
+        kind = type === "begin" ? B : type === "match" ? M : type === "end" ? E : undefined;
+      }
+      if (kind === B) {
+        const msg = parse(buf, from, to);
+        const rel = normalisePath(textOf(msg?.data.path));
+        current = top.wants(rel) ? { path: rel, matches: [] } : undefined;
+      } else if (kind === M && current) {
+        if (current.matches.length >= top.perFile) {
+          top.markMore();
+          return;
         }
+        const msg = parse(buf, from, to);
+        if (msg?.type === "match")
+          current.matches.push({ line: msg.data.line_number ?? 0, text: stripEol(textOf(msg.data.lines)) });
+      } else if (kind === E && current) {
+        const msg = parse(buf, from, to);
+        // ripgrep reports matches found before it saw a NUL byte; a binary file is skipped whole.
+        if (msg?.type === "end" && msg.data.binary_offset == null) top.offer(current);
         current = undefined;
       }
     };
-
     child.stdout.on("data", (chunk: Buffer) => {
       let start = 0;
       while (start < chunk.length) {
         const nl = chunk.indexOf(10, start);
         const end = nl === -1 ? chunk.length : nl;
+        if (nl !== -1 && partialBytes === 0 && !oversized) {
+          // The whole line is in this chunk: no copy.
+          onLine(chunk, start, end);
+          start = nl + 1;
+          continue;
+        }
         if (!oversized) {
           partialBytes += end - start;
           if (partialBytes > MAX_JSON_LINE) {
@@ -116,7 +141,10 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
           } else partial.push(chunk.subarray(start, end));
         }
         if (nl === -1) break;
-        if (!oversized) onLine(Buffer.concat(partial).toString("utf8"));
+        if (!oversized) {
+          const line = Buffer.concat(partial);
+          onLine(line, 0, line.length);
+        }
         partial = [];
         partialBytes = 0;
         oversized = false;
@@ -131,7 +159,6 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
       else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
     });
     child.on("close", (code) => {
-      if (stoppedEarly) return resolve({ files, stoppedEarly });
       if (code === 2 && /regex parse error|error parsing|regex could not be compiled/i.test(stderr)) {
         reject(
           new ToolbeltError(
@@ -144,7 +171,8 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
         );
         return;
       }
-      if (code === 2 && /glob|--iglob/i.test(stderr) && files.length === 0) {
+      const result = { ...top.result(), skipped: top.skipped };
+      if (code === 2 && /glob|--iglob/i.test(stderr) && result.files.length === 0) {
         reject(
           new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${stderr.trim()}`, {
             details: { field: "include" },
@@ -156,7 +184,7 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
         reject(new ToolbeltError("EINTERNAL", `ripgrep exited with ${code}: ${stderr.trim().slice(0, 500)}`));
         return;
       }
-      resolve({ files, stoppedEarly });
+      resolve(result);
     });
   });
 }
