@@ -105,11 +105,29 @@ export function untrustedPart(
       case "plugins":
         for (const spec of Array.isArray(v) ? v : []) ignore(`plugins`, `imports and runs ${String(spec)}`);
         break;
+      case "hooks":
+        ignoreHookCommands(v, ignore);
+        break;
       default:
         ignore(top, "not known to be safe from an untrusted project");
     }
   }
   return { allowed, ignored };
+}
+
+/** Tool-call hooks run commands on every matching call: an untrusted project gets none of them. */
+function ignoreHookCommands(hooks: unknown, ignore: (key: string, why: string) => void): void {
+  if (!isRecord(hooks)) {
+    ignore("hooks", "runs commands around tool calls");
+    return;
+  }
+  for (const [stage, entries] of Object.entries(hooks)) {
+    const list = Array.isArray(entries) ? entries : [entries];
+    list.forEach((entry, i) => {
+      const command = isRecord(entry) && typeof entry.command === "string" ? entry.command : "a command";
+      ignore(`hooks.${stage}[${i}]`, `runs ${command} ${stage} tool calls`);
+    });
+  }
 }
 
 function agentPart(
@@ -153,6 +171,10 @@ function agentPart(
       case "workspace_mode":
         if (v !== "auto" || base.agent.workspace_mode === "auto") out[k] = v;
         else ignore(key, "lets the model switch the session to other directories");
+        break;
+      case "shell_network":
+        if (v === "off" || base.agent.shell_network !== "off") out[k] = v;
+        else ignore(key, "turns the network back on for sandboxed commands");
         break;
       case "shell_max_processes": {
         const current = (mine.shell_max_processes as number | undefined) ?? DEFAULT_MAX_PROCESSES;

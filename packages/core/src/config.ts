@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ToolbeltError } from "./errors.js";
+import { toolHooksConfigSchema } from "./tool-hooks.js";
 
 export const EDIT_BACKENDS = ["edit_file", "search_replace_block", "structured_patch"] as const;
 export type EditBackend = (typeof EDIT_BACKENDS)[number];
@@ -117,6 +118,10 @@ export const configSchema = z.strictObject({
         .positive()
         .optional()
         .describe("Processes (and threads) one sandboxed command may run at once; default 1024"),
+      shell_network: z
+        .enum(["on", "off"])
+        .optional()
+        .describe("off: commands (and language servers) run with no network; they fail closed when that cannot be enforced"),
       tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
       tool_search_threshold: z.number().positive().max(1).optional(),
       context_window_tokens: z.number().int().positive().optional(),
@@ -137,6 +142,8 @@ export const configSchema = z.strictObject({
   lsp_diagnostics_after_edit: z.boolean().optional(),
   mcpServers: z.record(z.string(), mcpServerSchema).default({}),
   plugins: z.array(z.string()).default([]),
+  /** Commands run before/after tool calls (see tool-hooks.ts); honoured only from trusted sources. */
+  hooks: toolHooksConfigSchema,
 });
 
 export type ToolbeltConfig = z.infer<typeof configSchema>;

@@ -110,6 +110,7 @@ export {
   type PluginInput,
   type Skill,
 } from "./plugin.js";
+export { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
 export { DirRef, openForRead } from "./safe-open.js";
@@ -173,6 +174,22 @@ export {
   type ToolRequirements,
   type WriteResult,
 } from "./tool.js";
+export {
+  type AfterToolCallAnswer,
+  type AfterToolCallHook,
+  type AfterToolCallInfo,
+  type BeforeToolCallAnswer,
+  type BeforeToolCallHook,
+  DEFAULT_COMMAND_HOOK_TIMEOUT_MS,
+  describeHooks,
+  FUNCTION_HOOK_TIMEOUT_MS,
+  HOOK_DENY_EXIT,
+  HOOK_OUTPUT_MAX_BYTES,
+  type HookEntry,
+  type ToolCallHooks,
+  type ToolCallInfo,
+  type ToolHooksConfig,
+} from "./tool-hooks.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
 export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export {

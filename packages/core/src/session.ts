@@ -26,6 +26,14 @@ import { openForRead } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
+import {
+  type AfterToolCallHook,
+  afterToolCall,
+  type BeforeToolCallHook,
+  beforeToolCall,
+  type ToolCallHooks,
+  withHookNotes,
+} from "./tool-hooks.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
 
@@ -76,6 +84,8 @@ export interface SessionOptions {
   id?: string;
   /** Whether the project's own files may loosen policy or run code (default: not trusted). */
   trust?: TrustInfo;
+  /** Functions run before/after every tool call (see tool-hooks.ts); forks run their parent's too. */
+  hooks?: ToolCallHooks;
 }
 
 export interface CallOptions {
@@ -153,6 +163,10 @@ export class Session {
     userMessage: new Set<(text: string) => void>(),
     /** Rewrites processes families start (the shell family's sandbox registers one). */
     wrapCommand: new Set<CommandWrapper>(),
+    /** Run in order before each call (after config hooks): may deny, allow an ask, or change the input. */
+    beforeToolCall: [] as BeforeToolCallHook[],
+    /** Run in order on each payload a tool produced: may replace it or add a note. */
+    afterToolCall: [] as AfterToolCallHook[],
   };
 
   #config: ToolbeltConfig;
@@ -194,6 +208,8 @@ export class Session {
     this.#locks = options.locks ?? new KeyedLock();
     for (const plugin of this.#plugins)
       for (const skill of plugin.skills ?? []) this.#skills.set(skill.name, skill);
+    this.hooks.beforeToolCall.push(...(options.hooks?.beforeToolCall ?? []));
+    this.hooks.afterToolCall.push(...(options.hooks?.afterToolCall ?? []));
   }
 
   get root(): string {
@@ -430,7 +446,10 @@ export class Session {
     }
     let text: string;
     try {
-      text = renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined);
+      text = withHookNotes(
+        renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined),
+        payload,
+      );
     } catch (error) {
       text = renderPayload(errorPayload("EINTERNAL", `render failed: ${(error as Error).message}`));
     }
@@ -461,6 +480,17 @@ export class Session {
     try {
       let input = validate(variant?.input ?? tool.input, rawInput);
       if (variant?.toInput) input = validate(tool.input, variant.toInput(input as Record<string, unknown>));
+      // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
+      const hooked = await beforeToolCall(
+        this,
+        binding,
+        input,
+        callId,
+        (i) => validate(tool.input, i),
+        signal,
+      );
+      if (hooked.denied) return hooked.denied;
+      input = hooked.input;
       const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
       const rels = paths.map((p) => this.#resolver.resolve(p, this.#cwd).rel);
       const decision = decide(
@@ -474,7 +504,7 @@ export class Session {
       // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
       const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
       const askProtected = guarded.length > 0 && !this.allow.has(PROTECTED_ALLOW);
-      if (decision.mode === "ask" || askProtected) {
+      if ((decision.mode === "ask" && !hooked.allowed) || askProtected) {
         const summary = summarise(binding.name, input);
         const ok = await this.#askApproval(
           gate.who,
@@ -507,7 +537,10 @@ export class Session {
         ) {
           return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
         }
-        return payload;
+        return await afterToolCall(this, hooked.call, payload, controller.signal);
+      } catch (error) {
+        // After hooks see what the tool threw too (as its error payload); they never throw themselves.
+        return await afterToolCall(this, hooked.call, normaliseError(error).toPayload(), controller.signal);
       } finally {
         signal?.removeEventListener("abort", onAbort);
       }
