@@ -51,44 +51,8 @@ export const limitsSchema = z.strictObject({
 });
 export type Limits = z.infer<typeof limitsSchema>;
 
-const lspServerSchema = z.strictObject({
-  command: z.string(),
-  args: z.array(z.string()).default([]),
-  extensions: z.array(z.string()).default([]),
-  env: z.record(z.string(), z.string()).optional(),
-  initializationOptions: z.unknown().optional(),
-  settings: z.unknown().optional(),
-});
-
-const mcpServerSchema = z.union([
-  z.strictObject({
-    type: z.literal("stdio").optional(),
-    command: z.string(),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).optional(),
-    cwd: z.string().optional(),
-  }),
-  z.strictObject({
-    type: z.enum(["http", "streamable-http", "sse"]).optional(),
-    url: z.string().url(),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-]);
-export type McpServerConfig = z.infer<typeof mcpServerSchema>;
-
-const projectSchema = z.strictObject({
-  key: z.string().optional(),
-  path: z.string().optional(),
-  name: z.string().optional(),
-  description: z.string().optional(),
-  kind: z.enum(["configured", "managed", "repository"]).optional(),
-  repository: z.string().optional(),
-  branch: z.string().optional(),
-});
-
-export const configSchema = z.strictObject({
-  agent: z
-    .strictObject({
+/** Core's own agent keys; families add theirs (contributions.ts). */
+export const agentSchema = z.strictObject({
       edit_tool: z
         .enum([...EDIT_BACKENDS, ""])
         .optional()
@@ -121,15 +85,17 @@ export const configSchema = z.strictObject({
       shell_network: z
         .enum(["on", "off"])
         .optional()
-        .describe("off: commands (and language servers) run with no network; they fail closed when that cannot be enforced"),
+        .describe("off: commands and language servers run without network (or not at all: fails closed)"),
       tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
       tool_search_threshold: z.number().positive().max(1).optional(),
       context_window_tokens: z.number().int().positive().optional(),
       allowed_tools: z.array(z.string()).optional(),
       workspace_mode: z.enum(["auto", "fixed"]).optional(),
       mode: z.enum(["act", "plan"]).optional(),
-    })
-    .default({}),
+});
+
+export const configSchema = z.strictObject({
+  agent: agentSchema.default({}),
   // Other keys name a tool, family or plugin: only the session knows those, so it checks them once
   // plugins are loaded (checkToolKeys in permissions.ts). `file` covers the files and edit families.
   tools: z
