@@ -15,7 +15,19 @@ export interface LineWindow {
 
 interface Entry {
   fingerprint: FileFingerprint;
+  /** Sorted, disjoint and not adjacent: lines 1-10 and 11-20 are kept as 1-20. */
   windows: LineWindow[];
+}
+
+function merge(windows: LineWindow[]): LineWindow[] {
+  const sorted = [...windows].sort((a, b) => a.start - b.start);
+  const out: LineWindow[] = [];
+  for (const w of sorted) {
+    const last = out[out.length - 1];
+    if (last && w.start <= last.end + 1) last.end = Math.max(last.end, w.end);
+    else out.push({ ...w });
+  }
+  return out;
 }
 
 export function fingerprintOf(content: Uint8Array, stat: { size: number; mtimeMs: number }): FileFingerprint {
@@ -35,9 +47,24 @@ export class ReadLedger {
 
   /** True when `window` of this exact version was already returned (alone or inside a larger window). */
   covers(abs: string, fingerprint: FileFingerprint, window: LineWindow): boolean {
+    const seen = this.seenWithin(abs, fingerprint, window);
+    return seen.length === 1 && seen[0]?.start === window.start && seen[0]?.end === window.end;
+  }
+
+  /**
+   * The parts of `window` this exact version already returned, as sorted disjoint windows (empty
+   * when none, or when the version differs): what a read may leave out and name instead.
+   */
+  seenWithin(abs: string, fingerprint: FileFingerprint, window: LineWindow): LineWindow[] {
     const entry = this.#entries.get(abs);
-    if (!entry || !sameVersion(entry.fingerprint, fingerprint)) return false;
-    return entry.windows.some((w) => w.start <= window.start && w.end >= window.end);
+    if (!entry || !sameVersion(entry.fingerprint, fingerprint)) return [];
+    const out: LineWindow[] = [];
+    for (const w of entry.windows) {
+      const start = Math.max(w.start, window.start);
+      const end = Math.min(w.end, window.end);
+      if (start <= end) out.push({ start, end });
+    }
+    return out;
   }
 
   /** Whether this session has read any version of the file, and whether that version differs from `current`. */
@@ -51,13 +78,10 @@ export class ReadLedger {
   record(abs: string, fingerprint: FileFingerprint, window: LineWindow): void {
     const entry = this.#entries.get(abs);
     if (!entry || !sameVersion(entry.fingerprint, fingerprint)) {
-      this.#entries.set(abs, { fingerprint, windows: [window] });
+      this.#entries.set(abs, { fingerprint, windows: [{ ...window }] });
       return;
     }
-    entry.windows = [
-      ...entry.windows.filter((w) => !(w.start >= window.start && w.end <= window.end)),
-      window,
-    ];
+    entry.windows = merge([...entry.windows, window]);
   }
 
   /** Forget a file, so the next read returns its full content. */

@@ -141,6 +141,67 @@ describe("read_file de-duplication", () => {
     });
   });
 
+  it("keeps the notice short: about a 10-line window's worth at most", async () => {
+    await fs.writeFile(path.join(root, "a.txt"), lines(20));
+    const s = await open();
+    await s.call("read_file", { path: "a.txt", offset: 5, limit: 10 });
+    const { payload, text } = await s.callWithText("read_file", { path: "a.txt", offset: 5, limit: 10 });
+    expect((payload as FileUnchangedPayload).message).toBe(
+      "[toolbelt: file_unchanged — lines 5-14 already returned, unchanged since; not file content]",
+    );
+    expect(text.length).toBeLessThan(140);
+  });
+
+  it("answers a partly seen window with only the lines not yet returned, naming the ranges left out", async () => {
+    await fs.writeFile(path.join(root, "a.txt"), lines(100));
+    const s = await open();
+    await s.call("read_file", { path: "a.txt", offset: 10, limit: 20 });
+    await s.call("read_file", { path: "a.txt", offset: 50, limit: 10 });
+    const { payload, text } = await s.callWithText("read_file", { path: "a.txt", offset: 1, limit: 70 });
+    const p = payload as FileContentPayload;
+    expect(p.kind).toBe("file_content");
+    expect(p.already_shown).toEqual([
+      { start: 10, end: 29 },
+      { start: 50, end: 59 },
+    ]);
+    expect(text).toContain("# Already-Shown: 10-29,50-59 (unchanged; not repeated)");
+    const numbers = p.content
+      .split("\n")
+      .filter((l) => /^\s*\d+\t/.test(l))
+      .map((l) => Number.parseInt(l, 10));
+    const expected = [
+      ...Array.from({ length: 9 }, (_, i) => i + 1),
+      ...Array.from({ length: 20 }, (_, i) => i + 30),
+      ...Array.from({ length: 11 }, (_, i) => i + 60),
+    ];
+    expect(numbers).toEqual(expected);
+    // Now every line of 1-70 was shown: the same window is file_unchanged.
+    expect(await s.call("read_file", { path: "a.txt", offset: 1, limit: 70 })).toMatchObject({
+      kind: "file_unchanged",
+    });
+  });
+
+  it("sends a changed file whole, even where the windows overlap", async () => {
+    const file = path.join(root, "a.txt");
+    await fs.writeFile(file, lines(100));
+    const s = await open();
+    await s.call("read_file", { path: "a.txt", offset: 1, limit: 50 });
+    await fs.appendFile(file, "more\n");
+    const p = (await s.call("read_file", { path: "a.txt", offset: 1, limit: 80 })) as FileContentPayload;
+    expect(p.kind).toBe("file_content");
+    expect(p.already_shown).toBeUndefined();
+    expect(p.content.split("\n")).toHaveLength(81);
+  });
+
+  it("sends a window whole when the part already seen is too small to be worth naming", async () => {
+    await fs.writeFile(path.join(root, "a.txt"), lines(100));
+    const s = await open();
+    await s.call("read_file", { path: "a.txt", offset: 10, limit: 1 });
+    const p = (await s.call("read_file", { path: "a.txt", offset: 1, limit: 20 })) as FileContentPayload;
+    expect(p.already_shown).toBeUndefined();
+    expect(p.content.split("\n").filter((l) => /^\s*\d+\t/.test(l))).toHaveLength(20);
+  });
+
   it("returns full content after a write through toolbelt", async () => {
     await fs.writeFile(path.join(root, "a.txt"), "one\n");
     const s = await open();

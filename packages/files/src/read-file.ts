@@ -36,6 +36,11 @@ export type FileContentPayload = {
   next_offset?: number;
   /** Set in the mouaif profile: the text then speaks of startLine (next_offset is the next startLine). */
   profile?: "mouaif";
+  /**
+   * Ranges of the window this session was already shown, of this same version: their lines are
+   * left out of `content` (range-aware de-duplication). Absent when every line is sent.
+   */
+  already_shown?: Array<{ start: number; end: number }>;
 };
 
 export type FileUnchangedPayload = {
@@ -106,11 +111,23 @@ function lastWithinBytes(lines: string[], start: number, last: number, maxChars:
   return last;
 }
 
-function unchangedMessage(rel: string, window: LineWindow): string {
-  const span =
-    window.end === Number.POSITIVE_INFINITY ? `${window.start}-end` : `${window.start}-${window.end}`;
-  return `[toolbelt: file_unchanged — lines ${span} of ${rel} were already returned earlier in this session and the file has not changed since (same size, mtime and content hash). Refer to that earlier result. This notice is not file content; never write it into a file.]`;
+function span(window: LineWindow): string {
+  return window.end === Number.POSITIVE_INFINITY ? `${window.start}-end` : `${window.start}-${window.end}`;
 }
+
+/**
+ * Short on purpose (it replaces windows of a few lines): bracketed, labelled and unnumbered, so it
+ * cannot pass for content; the header already names the path.
+ */
+function unchangedMessage(window: LineWindow): string {
+  return `[toolbelt: file_unchanged — lines ${span(window)} already returned, unchanged since; not file content]`;
+}
+
+/**
+ * Below this many bytes of numbered text saved, a partly seen window is sent whole: the
+ * `# Already-Shown` header and the gap would cost about what they save.
+ */
+const PARTIAL_MIN_SAVED_BYTES = 160;
 
 /**
  * Opens the file through core, so the path check holds at the open (a directory swapped for a
@@ -208,14 +225,30 @@ export async function executeRead(
       path: resolved.rel,
       start_line: start,
       end_line: last,
-      message: unchangedMessage(resolved.rel, window),
+      message: unchangedMessage(window),
     };
   }
   const maxChars = ctx.limits.fileReadMaxLineChars;
+  // Lines of this window already shown (this exact version): left out, and named in the header.
+  let shown = ctx.ledger.seenWithin(resolved.abs, fingerprint, window);
+  if (shown.length > 0) {
+    let saved = 0;
+    for (const w of shown)
+      for (let n = w.start; n <= Math.min(w.end, last); n++)
+        saved += renderedBytes(n, lines[n - 1] as string, maxChars);
+    if (saved < PARTIAL_MIN_SAVED_BYTES) shown = [];
+  }
+  let nextShown = 0;
   const cut: number[] = [];
   let crlf = false;
   const out: string[] = [];
   for (let n = start; n <= last; n++) {
+    const skip = shown[nextShown];
+    if (skip && n >= skip.start) {
+      n = Math.min(skip.end, last);
+      nextShown++;
+      continue;
+    }
     let text = lines[n - 1] as string;
     if (text.endsWith("\r")) {
       crlf = true;
@@ -243,6 +276,9 @@ export async function executeRead(
     line_endings: crlf ? "crlf" : "lf",
     ...(reachedEnd ? {} : { next_offset: ctx.profile === "mewbo" ? last : last + 1 }),
     ...(mouaif ? { profile: "mouaif" as const } : {}),
+    ...(shown.length
+      ? { already_shown: shown.map((w) => ({ start: w.start, end: Math.min(w.end, last) })) }
+      : {}),
   };
 }
 
@@ -285,6 +321,12 @@ export function renderRead(payload: FileContentPayload | FileUnchangedPayload | 
         "Byte-Cap",
         payload.byte_capped
           ? `${payload.byte_capped} bytes reached (limits.fileReadMaxBytes); read on from the next ${next}`
+          : undefined,
+      ],
+      [
+        "Already-Shown",
+        payload.already_shown
+          ? `${payload.already_shown.map((w) => `${w.start}-${w.end}`).join(",")} (unchanged; not repeated)`
           : undefined,
       ],
       ["Cut-Lines", payload.cut_lines.length ? payload.cut_lines.join(",") : undefined],
