@@ -11,7 +11,8 @@ import {
   sourceFiles,
 } from "../../../benchmarks/edit-accuracy/corpus.mjs";
 import { decodeDocument, encodeDocument } from "./document.js";
-import { isFailure, planEdit } from "./edit-file.js";
+import { planEdit } from "./edit-file.js";
+import { isFailure } from "./match-report.js";
 
 // A small run of benchmarks/edit-accuracy: real third-party files from node_modules, every perturbation class.
 const repo = fileURLToPath(new URL("../../../", import.meta.url));

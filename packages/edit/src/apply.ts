@@ -76,10 +76,12 @@ export async function loadFile(ctx: ToolContext, abs: string, rel: string): Prom
     if (stat.isDirectory())
       throw new ToolbeltError("EISDIR", `${rel} is a directory`, { details: { path: rel } });
     if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
-    if (stat.size > ctx.limits.fileWriteMaxBytes) {
+    // The file may be larger than fileWriteMaxBytes (which bounds what an edit sends and adds, in
+    // core's write path); fileMaxBytes bounds what is loaded at all.
+    if (stat.size > ctx.limits.fileMaxBytes) {
       throw new ToolbeltError(
         "ETOO_LARGE",
-        `${rel} is ${stat.size} bytes, over the ${ctx.limits.fileWriteMaxBytes}-byte edit limit (limits.fileWriteMaxBytes)`,
+        `${rel} is ${stat.size} bytes, over the ${ctx.limits.fileMaxBytes}-byte file size limit (limits.fileMaxBytes)`,
         { details: { path: rel } },
       );
     }
@@ -198,18 +200,8 @@ export async function commitAll(
   pending: PendingWrite[],
 ): Promise<{ edits: FileEdit[]; notes: string[] }> {
   const data = pending.map((p) => encodeDocument(p.after));
-  for (const [i, text] of data.entries()) {
-    const bytes = Buffer.byteLength(text, "utf8");
-    if (bytes > ctx.limits.fileWriteMaxBytes) {
-      const rel = (pending[i] as PendingWrite).file.rel;
-      throw new ToolbeltError(
-        "ETOO_LARGE",
-        `the edited ${rel} would be ${bytes} bytes, over the ${ctx.limits.fileWriteMaxBytes}-byte limit; nothing was changed`,
-        { details: { path: rel } },
-      );
-    }
-  }
-  // Every file passes core's write checks (allowlist, protected-path approval) before the first is written.
+  // Every file passes core's write checks (size: what the edit adds, see write-size.ts; allowlist;
+  // protected-path approval) before the first is written.
   for (const [i, p] of pending.entries()) {
     await ctx.checkWrite(p.file.abs, Buffer.byteLength(data[i] as string, "utf8"));
   }

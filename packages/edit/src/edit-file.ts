@@ -1,37 +1,50 @@
-import { defineTool, type ErrorPayload, errorPayload, type ToolContext } from "@toolbelt/core";
+import {
+  defineTool,
+  type ErrorPayload,
+  errorPayload,
+  isErrorPayload,
+  type ToolContext,
+} from "@toolbelt/core";
 import { z } from "zod";
-import { commitAll, type EditResult, editResult, loadFile, resolveIn, withFileLocks } from "./apply.js";
+import type { EditResult } from "./apply.js";
 import { fromRaw, keepFinalNewline, spliceDocument, type TextDocument, toLf } from "./document.js";
+import { failurePayload, isFailure, strategyName } from "./match-report.js";
 import { ALL_STRATEGIES, locate, type Match, type MatchFailure } from "./matcher.js";
+import {
+  applyEdits,
+  type EditPlanner,
+  editList,
+  editPaths,
+  editsSchema,
+  MAX_EDITS,
+  type PlannedEdit,
+} from "./multi-edit.js";
 import { renderEdit } from "./render.js";
+import { replaceEvery } from "./replace-all.js";
 
-export function isFailure<T extends object>(value: T | MatchFailure): value is MatchFailure {
-  return "code" in value;
-}
-
-export function failurePayload(failure: MatchFailure, extra: Record<string, unknown> = {}): ErrorPayload {
-  return errorPayload(failure.code, failure.message, {
-    ...extra,
-    ...(failure.strategy ? { strategy: failure.strategy } : {}),
-    // A one-character search can match thousands of times; the payload keeps the first 50.
-    ...(failure.lines ? { match_count: failure.lines.length, match_lines: failure.lines.slice(0, 50) } : {}),
-    ...(failure.candidate ? { candidate: failure.candidate } : {}),
-    tried: failure.tried,
-  });
-}
-
-export function strategyName(match: Match): string {
-  return match.via ? `${match.strategy}+${match.via}` : match.strategy;
-}
+const oldText = z
+  .string()
+  .describe(
+    "The lines to replace, copied from the file. Must identify exactly one place; include a few surrounding lines when in doubt.",
+  );
+const newText = z.string().describe("The text to put in their place");
+const replaceAll = z
+  .boolean()
+  .optional()
+  .describe(
+    "Replace every exact occurrence of old_text (line endings aside, no tolerant matching) instead of requiring one (default false)",
+  );
 
 const input = z.object({
-  path: z.string().describe("File to edit, relative to the project root"),
-  old_text: z
-    .string()
+  path: z.string().optional().describe("File to edit, relative to the project root"),
+  old_text: oldText.optional(),
+  new_text: newText.optional(),
+  replace_all: replaceAll,
+  edits: editsSchema({ old_text: oldText, new_text: newText, replace_all: replaceAll })
+    .optional()
     .describe(
-      "The lines to replace, copied from the file. Must identify exactly one place; include a few surrounding lines when in doubt.",
+      `Several edits in one call, instead of old_text/new_text: applied in order (each to the text the previous ones left), to one or more files, all or none; at most ${MAX_EDITS}`,
     ),
-  new_text: z.string().describe("The text to put in their place"),
 });
 
 const mouaifInput = z
@@ -52,6 +65,11 @@ const DESCRIPTION =
   "Every stage must find exactly one place: several is EMULTI_MATCH, none is ENO_MATCH with the closest candidate. " +
   "The result says which strategy matched and shows a unified diff. Line endings, BOM, final newline and mode are kept.";
 
+const MULTI =
+  " For several edits at once, send edits: [{ path?, old_text, new_text, replace_all? }, ...] instead of old_text/new_text: " +
+  "they apply in order, each to the text the previous ones left, across files; if any fails nothing is written and the " +
+  "error names it by index. replace_all replaces every exact occurrence.";
+
 /** edit_file's whole decision, without I/O: where old_text goes and what the file becomes. */
 export function planEdit(
   doc: TextDocument,
@@ -67,48 +85,66 @@ export function planEdit(
   };
 }
 
-export async function editFile(
-  ctx: ToolContext,
-  args: { path: string; old_text: string; new_text: string },
-): Promise<EditResult | ErrorPayload> {
-  // Messages name the parameters the caller sent: mouaif's are oldText/newText.
-  const [oldName, newName] = ctx.profile === "mouaif" ? ["oldText", "newText"] : ["old_text", "new_text"];
-  const target = resolveIn(ctx, args.path);
-  return withFileLocks(ctx, [target.abs], async () => {
-    const file = await loadFile(ctx, target.abs, target.rel);
-    const empty = file.doc.text === "" && !file.doc.bom;
-    if (args.old_text === "") {
-      if (file.exists && !empty) {
+type Edit = {
+  path?: string | undefined;
+  old_text: string;
+  new_text: string;
+  replace_all?: boolean | undefined;
+};
+type Args = {
+  path?: string | undefined;
+  old_text?: string | undefined;
+  new_text?: string | undefined;
+  replace_all?: boolean | undefined;
+  edits?: Edit[] | undefined;
+};
+
+/** edit_file's planner; messages name the parameters the caller sent (mouaif's are oldText/newText). */
+function planner(oldName: string, newName: string): EditPlanner<Edit> {
+  return ({ file, doc, exists }, edit): PlannedEdit | ErrorPayload => {
+    const rel = file.rel;
+    if (edit.old_text === "") {
+      if (exists && !(doc.text === "" && !doc.bom)) {
         return errorPayload(
           "EINVAL_INPUT",
-          `${oldName} is empty but ${target.rel} is not: an empty search would match everywhere. Give the lines to replace.`,
-          { path: target.rel },
+          `${oldName} is empty but ${rel} is not: an empty search would match everywhere. Give the lines to replace.`,
+          { path: rel },
         );
       }
-      const after = { ...fromRaw(toLf(args.new_text)), bom: file.doc.bom };
-      const { edits, notes } = await commitAll(ctx, [{ file, after, strategies: ["create"] }]);
-      return editResult(edits, notes);
+      return { after: { ...fromRaw(toLf(edit.new_text)), bom: doc.bom }, strategies: ["create"] };
     }
-    if (!file.exists) {
-      return errorPayload("ENOENT", `${target.rel} does not exist (to create it, send an empty ${oldName})`, {
-        path: target.rel,
+    if (!exists) {
+      return errorPayload("ENOENT", `${rel} does not exist (to create it, send an empty ${oldName})`, {
+        path: rel,
       });
     }
-    const planned = planEdit(file.doc, args.old_text, args.new_text, oldName);
-    if (isFailure(planned)) return failurePayload(planned, { path: target.rel });
+    if (edit.replace_all) {
+      if (edit.old_text === edit.new_text) {
+        return errorPayload("EINVAL_INPUT", `${oldName} and ${newName} are the same; nothing to change`, {
+          path: rel,
+        });
+      }
+      return replaceEvery(doc, rel, edit.old_text, edit.new_text, oldName);
+    }
+    const planned = planEdit(doc, edit.old_text, edit.new_text, oldName);
+    if (isFailure(planned)) return failurePayload(planned, { path: rel });
     const { after, match } = planned;
-    if (after.text === file.doc.text) {
+    if (after.text === doc.text) {
       return errorPayload(
         "EINVAL_INPUT",
         `${oldName} and ${newName} are the same at lines ${match.startLine}-${match.endLine}; nothing to change`,
-        {
-          path: target.rel,
-        },
+        { path: rel },
       );
     }
-    const { edits, notes } = await commitAll(ctx, [{ file, after, strategies: [strategyName(match)] }]);
-    return editResult(edits, notes);
-  });
+    return { after, strategies: [strategyName(match)] };
+  };
+}
+
+export async function editFile(ctx: ToolContext, args: Args): Promise<EditResult | ErrorPayload> {
+  const [oldName, newName] = ctx.profile === "mouaif" ? ["oldText", "newText"] : ["old_text", "new_text"];
+  const list = editList<Edit>(args, ["old_text", "new_text"], ["replace_all"]);
+  if (isErrorPayload(list)) return list;
+  return applyEdits(ctx, args.path, list.edits, planner(oldName, newName), list.labelled);
 }
 
 export const editFileTool = defineTool({
@@ -116,9 +152,9 @@ export const editFileTool = defineTool({
   family: "edit",
   access: "write",
   editBackend: "edit_file",
-  description: DESCRIPTION,
+  description: DESCRIPTION + MULTI,
   input,
-  paths: (i) => [i.path],
+  paths: (i) => editPaths(i.path, i.edits ?? [{}]),
   execute: (i, ctx) => editFile(ctx, i),
   render: renderEdit,
   profiles: {

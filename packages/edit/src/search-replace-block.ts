@@ -26,7 +26,7 @@ import {
   type TextDocument,
   toLf,
 } from "./document.js";
-import { isFailure, strategyName } from "./edit-file.js";
+import { isFailure, strategyName } from "./match-report.js";
 import { ALL_STRATEGIES, locate, STRICT_STRATEGIES } from "./matcher.js";
 import { renderEdit } from "./render.js";
 

@@ -1,7 +1,13 @@
 import path from "node:path";
-import { defineTool, type ErrorPayload, errorPayload, type ToolContext } from "@toolbelt/core";
+import {
+  defineTool,
+  type ErrorPayload,
+  errorPayload,
+  isErrorPayload,
+  type ToolContext,
+} from "@toolbelt/core";
 import { z } from "zod";
-import { commitAll, type EditResult, editResult, loadFile, resolveIn, withFileLocks } from "./apply.js";
+import type { EditResult } from "./apply.js";
 import {
   fromRaw,
   hasFinalNewline,
@@ -10,22 +16,42 @@ import {
   type TextDocument,
   toLf,
 } from "./document.js";
-import { failurePayload, isFailure, strategyName } from "./edit-file.js";
-import { closestCandidate, locate, locateAll, STRICT_STRATEGIES } from "./matcher.js";
+import { failurePayload, isFailure, strategyName } from "./match-report.js";
+import { locate, STRICT_STRATEGIES } from "./matcher.js";
+import {
+  applyEdits,
+  type EditPlanner,
+  editList,
+  editPaths,
+  editsSchema,
+  MAX_EDITS,
+  type PlannedEdit,
+  type WorkingFile,
+} from "./multi-edit.js";
 import { renderEdit } from "./render.js";
+import { replaceEvery } from "./replace-all.js";
+
+const oldString = z
+  .string()
+  .describe(
+    "Exact text to replace (line endings may differ). Empty appends new_string, creating the file if needed.",
+  );
+const newString = z.string().describe("Replacement text");
+const replaceAll = z
+  .boolean()
+  .optional()
+  .describe("Replace every occurrence instead of requiring exactly one (default false)");
 
 const input = z.object({
-  path: z.string().describe("File to edit, relative to the project root"),
-  old_string: z
-    .string()
-    .describe(
-      "Exact text to replace (line endings may differ). Empty appends new_string, creating the file if needed.",
-    ),
-  new_string: z.string().describe("Replacement text"),
-  replace_all: z
-    .boolean()
+  path: z.string().optional().describe("File to edit, relative to the project root"),
+  old_string: oldString.optional(),
+  new_string: newString.optional(),
+  replace_all: replaceAll,
+  edits: editsSchema({ old_string: oldString, new_string: newString, replace_all: replaceAll })
     .optional()
-    .describe("Replace every occurrence instead of requiring exactly one (default false)"),
+    .describe(
+      `Several replacements in one call, instead of old_string/new_string: applied in order (each to the text the previous ones left), to one or more files, all or none; at most ${MAX_EDITS}`,
+    ),
 });
 
 const mewboInput = z.object({
@@ -42,7 +68,23 @@ const DESCRIPTION =
   "An empty old_string appends new_string, creating the file if needed. Returns a unified diff; line endings, BOM, " +
   "final newline and mode are kept.";
 
-type Args = { path: string; old_string: string; new_string: string; replace_all?: boolean | undefined };
+const MULTI =
+  " To make several replacements at once, send edits: [{ path?, old_string, new_string, replace_all? }, ...] instead: " +
+  "they apply in order, across files, and if any fails nothing is written and the error names it by index.";
+
+type Edit = {
+  path?: string | undefined;
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean | undefined;
+};
+type Args = {
+  path?: string | undefined;
+  old_string?: string | undefined;
+  new_string?: string | undefined;
+  replace_all?: boolean | undefined;
+  edits?: Edit[] | undefined;
+};
 
 function append(doc: TextDocument, addition: string): TextDocument {
   const text = toLf(addition);
@@ -52,75 +94,42 @@ function append(doc: TextDocument, addition: string): TextDocument {
   return spliceDocument({ ...doc, eols: [...doc.eols] }, doc.text.length, doc.text.length, joiner + text);
 }
 
-export async function structuredPatch(ctx: ToolContext, args: Args): Promise<EditResult | ErrorPayload> {
-  const target = resolveIn(ctx, args.path);
-  return withFileLocks(ctx, [target.abs], async () => {
-    const file = await loadFile(ctx, target.abs, target.rel);
-    if (args.old_string === "") {
-      if (args.new_string === "")
-        return errorPayload("EINVAL_INPUT", "old_string and new_string are both empty; nothing to do");
-      const after = append(file.doc, args.new_string);
-      const { edits, notes } = await commitAll(ctx, [
-        { file, after, strategies: [file.exists ? "append" : "create"] },
-      ]);
-      return editResult(edits, notes);
-    }
-    if (!file.exists) {
-      return errorPayload("ENOENT", `${target.rel} does not exist (an empty old_string creates it)`, {
-        path: target.rel,
-      });
-    }
-    if (args.old_string === args.new_string) {
-      return errorPayload("EINVAL_INPUT", "old_string and new_string are identical; nothing to change", {
-        path: target.rel,
-      });
-    }
-    if (args.replace_all) {
-      if (args.old_string.trim() === "") {
-        return errorPayload(
-          "EINVAL_INPUT",
-          "old_string is whitespace only; replace_all would rewrite every gap",
-          {
-            path: target.rel,
-          },
-        );
-      }
-      const matches = locateAll(file.doc, args.old_string, args.new_string);
-      if (matches.length === 0) {
-        const candidate = closestCandidate(file.doc, args.old_string);
-        const where = candidate
-          ? `\nClosest candidate, lines ${candidate.start_line}-${candidate.end_line}:\n${candidate.text}`
-          : "";
-        return errorPayload(
-          "ENO_MATCH",
-          `old_string was not found in ${target.rel} (exact match, line endings ignored); nothing was changed.${where}`,
-          {
-            path: target.rel,
-            ...(candidate ? { candidate } : {}),
-          },
-        );
-      }
-      let after = file.doc;
-      for (const m of [...matches].reverse()) after = spliceDocument(after, m.start, m.end, m.replacement);
-      after = keepFinalNewline(file.doc, after);
-      const { edits, notes } = await commitAll(ctx, [{ file, after, strategies: matches.map(strategyName) }]);
-      return editResult(edits, notes);
-    }
-    const match = locate(file.doc, args.old_string, args.new_string, {
-      strategies: STRICT_STRATEGIES,
-      label: "old_string",
+/** One exact replacement (or an append) on the file as the earlier edits of the call left it. */
+const planPatch: EditPlanner<Edit> = (
+  { file, doc, exists }: WorkingFile,
+  edit,
+): PlannedEdit | ErrorPayload => {
+  const rel = file.rel;
+  if (edit.old_string === "") {
+    if (edit.new_string === "")
+      return errorPayload("EINVAL_INPUT", "old_string and new_string are both empty; nothing to do");
+    return { after: append(doc, edit.new_string), strategies: [exists ? "append" : "create"] };
+  }
+  if (!exists) {
+    return errorPayload("ENOENT", `${rel} does not exist (an empty old_string creates it)`, { path: rel });
+  }
+  if (edit.old_string === edit.new_string) {
+    return errorPayload("EINVAL_INPUT", "old_string and new_string are identical; nothing to change", {
+      path: rel,
     });
-    if (isFailure(match)) {
-      const hint = match.code === "EMULTI_MATCH" ? " Or set replace_all to change every occurrence." : "";
-      return failurePayload({ ...match, message: match.message + hint }, { path: target.rel });
-    }
-    const after = keepFinalNewline(
-      file.doc,
-      spliceDocument(file.doc, match.start, match.end, match.replacement),
-    );
-    const { edits, notes } = await commitAll(ctx, [{ file, after, strategies: [strategyName(match)] }]);
-    return editResult(edits, notes);
+  }
+  if (edit.replace_all) return replaceEvery(doc, rel, edit.old_string, edit.new_string, "old_string");
+  const match = locate(doc, edit.old_string, edit.new_string, {
+    strategies: STRICT_STRATEGIES,
+    label: "old_string",
   });
+  if (isFailure(match)) {
+    const hint = match.code === "EMULTI_MATCH" ? " Or set replace_all to change every occurrence." : "";
+    return failurePayload({ ...match, message: match.message + hint }, { path: rel });
+  }
+  const after = keepFinalNewline(doc, spliceDocument(doc, match.start, match.end, match.replacement));
+  return { after, strategies: [strategyName(match)] };
+};
+
+export async function structuredPatch(ctx: ToolContext, args: Args): Promise<EditResult | ErrorPayload> {
+  const list = editList<Edit>(args, ["old_string", "new_string"], ["replace_all"]);
+  if (isErrorPayload(list)) return list;
+  return applyEdits(ctx, args.path, list.edits, planPatch, list.labelled);
 }
 
 export const structuredPatchTool = defineTool({
@@ -128,9 +137,9 @@ export const structuredPatchTool = defineTool({
   family: "edit",
   access: "write",
   editBackend: "structured_patch",
-  description: DESCRIPTION,
+  description: DESCRIPTION + MULTI,
   input,
-  paths: (i) => [i.path],
+  paths: (i) => editPaths(i.path, i.edits ?? [{}]),
   execute: (i, ctx) => structuredPatch(ctx, i),
   render: renderEdit,
   profiles: {
