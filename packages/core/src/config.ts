@@ -46,6 +46,12 @@ export const limitsSchema = z.strictObject({
     .int()
     .positive()
     .default(2 * 1024 * 1024),
+  /** The largest file any write may leave (see write-size.ts: fileWriteMaxBytes bounds what is sent). */
+  fileMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   shellOutputMaxChars: z.number().int().positive().default(30_000),
   shellMaxSessions: z.number().int().positive().default(16),
 });

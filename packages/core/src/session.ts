@@ -36,6 +36,7 @@ import {
 } from "./tool-hooks.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
+import { checkWriteSize } from "./write-size.js";
 
 export interface QuestionRequest {
   question_id: string;
@@ -663,14 +664,7 @@ export class Session {
 
   async #checkWrite(gate: WriteGate, abs: string, bytes: number): Promise<{ abs: string; rel: string }> {
     const target = this.#resolver.resolve(abs, this.#cwd);
-    const max = this.#config.limits.fileWriteMaxBytes;
-    if (bytes > max) {
-      throw new ToolbeltError(
-        "ETOO_LARGE",
-        `${gate.who.name}: ${target.rel} would be ${bytes} bytes, over the ${max}-byte write limit (limits.fileWriteMaxBytes); not written`,
-        { details: { path: target.rel, size: bytes, limit: max } },
-      );
-    }
+    await checkWriteSize(gate.who.name, target, bytes, this.#config.limits);
     if (!gate.cleared.has(target.rel)) {
       const decision = decide(
         {
