@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { checkpointsConfigSchema } from "./checkpoints.js";
 import { ToolbeltError } from "./errors.js";
 import { toolHooksConfigSchema } from "./tool-hooks.js";
 
@@ -114,6 +115,8 @@ export const configSchema = z.strictObject({
   lsp_diagnostics_after_edit: z.boolean().optional(),
   mcpServers: z.record(z.string(), mcpServerSchema).default({}),
   plugins: z.array(z.string()).default([]),
+  /** Recording of every change tools make, and the opt-in undo tool (see checkpoints.ts). */
+  checkpoints: checkpointsConfigSchema,
   /** Commands run before/after tool calls (see tool-hooks.ts); honoured only from trusted sources. */
   hooks: toolHooksConfigSchema,
 });

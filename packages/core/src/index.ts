@@ -8,6 +8,24 @@ export {
   writeFileAtomic,
 } from "./atomic-write.js";
 export {
+  type CheckpointFileDiff,
+  type RestoreResult,
+  type RestoreWriter,
+  SessionCheckpoints,
+} from "./checkpoint-api.js";
+export {
+  type Checkpoint,
+  type CheckpointFile,
+  type CheckpointRecorder,
+  CheckpointStore,
+  type CheckpointsConfig,
+  type Conflict,
+  checkpointDir,
+  checkpointsConfigSchema,
+  type FileState,
+  type RecordedFile,
+} from "./checkpoints.js";
+export {
   COMMAND_ENV_DENY,
   COMMAND_ENV_KEEP,
   COMMAND_ENV_NEVER,
@@ -191,6 +209,13 @@ export {
   type ToolHooksConfig,
 } from "./tool-hooks.js";
 export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
+export {
+  type FileChange,
+  runTransaction,
+  type TransactionEnv,
+  type TransactionResult,
+  type WriteFilesOptions,
+} from "./transaction.js";
 export { type TrustInfo, UNTRUSTED } from "./trust.js";
 export {
   addTrustedProject,
@@ -204,3 +229,4 @@ export {
   USER_CONFIG_FILE,
   userConfigDir,
 } from "./trust-store.js";
+export { undoTool } from "./undo-tool.js";

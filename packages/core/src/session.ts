@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
-import { type AtomicWriteOptions, KeyedLock, removeFileAt, writeFileAtomic } from "./atomic-write.js";
+import { type AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
+import { SessionCheckpoints } from "./checkpoint-api.js";
 import {
   EDIT_BACKENDS,
   type EditBackend,
@@ -25,7 +26,15 @@ import { renderPayload } from "./render.js";
 import { openForRead } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
-import type { AnyTool, ApprovalRequest, Payload, ProfileVariant, ToolContext, WriteResult } from "./tool.js";
+import {
+  type AnyTool,
+  type ApprovalRequest,
+  asAnyTool,
+  type Payload,
+  type ProfileVariant,
+  type ToolContext,
+  type WriteResult,
+} from "./tool.js";
 import {
   type AfterToolCallHook,
   afterToolCall,
@@ -35,7 +44,9 @@ import {
   withHookNotes,
 } from "./tool-hooks.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
+import { type FileChange, runTransaction, type WriteFilesOptions } from "./transaction.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
+import { undoTool } from "./undo-tool.js";
 import { checkWriteSize } from "./write-size.js";
 
 export interface QuestionRequest {
@@ -182,6 +193,7 @@ export class Session {
   readonly #locks: KeyedLock;
   readonly #skills = new Map<string, Skill>();
   #closed = false;
+  #checkpoints: SessionCheckpoints | undefined;
   #forks = 0;
   #lastBoundKey = "";
 
@@ -351,6 +363,10 @@ export class Session {
       if (this.#held && !this.#held.has(name)) continue;
       candidates.push(variant ? { name, tool, variant } : { name, tool });
     }
+    const undo = asAnyTool(undoTool);
+    const held = !this.#held || this.#held.has(undo.name);
+    if (this.#config.checkpoints.undoTool && held && this.#available(undo))
+      candidates.push({ name: undo.name, tool: undo });
     const mode = toolSearchMode(this.#config);
     let defer = mode !== "off";
     if (mode === "auto") {
@@ -501,7 +517,7 @@ export class Session {
       );
       if (decision.mode === "deny")
         return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
-      const gate = newGate(binding);
+      const gate: WriteGate = { ...newGate(binding), call: callId };
       // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
       const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
       const askProtected = guarded.length > 0 && !this.allow.has(PROTECTED_ALLOW);
@@ -607,12 +623,8 @@ export class Session {
       checkWrite: async (abs, bytes) => {
         await this.#checkWrite(gate, abs, bytes);
       },
-      removeFile: async (abs) => {
-        const target = await this.#checkWrite(gate, abs, 0);
-        const removed = await removeFileAt(target.abs, this.root);
-        this.ledger.invalidate(target.abs);
-        return removed;
-      },
+      removeFile: async (abs) => (await this.#writeFiles(gate, [{ abs, remove: true }]))[0]?.removed === true,
+      writeFiles: (changes, options) => this.#writeFiles(gate, changes, options),
       openFile: (abs) => this.openFile(abs),
       withFileLock: (abs, fn) => this.#locks.run(abs, fn),
       approve: async (request) => {
@@ -723,20 +735,49 @@ export class Session {
     options: AtomicWriteOptions & { tool?: string; locked?: boolean },
   ): Promise<WriteResult> {
     const { tool: _tool, locked: _locked, ...atomic } = options;
-    const size = typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.byteLength;
-    const target = await this.#checkWrite(gate, abs, size);
-    const result = await writeFileAtomic(target.abs, data, { ...atomic, root: this.#resolver.root });
-    this.ledger.invalidate(target.abs);
-    const notes: string[] = [];
-    for (const hook of this.hooks.afterWrite) {
-      try {
-        const note = await hook({ abs: target.abs, rel: target.rel, tool: gate.who.name });
-        if (note) notes.push(note);
-      } catch {
-        // A failing hook (a crashed language server) must not fail a write that already happened.
-      }
-    }
-    return { ...result, notes };
+    const [result] = await this.#writeFiles(gate, [{ abs, data }], atomic);
+    return { created: result?.created ?? false, bytes: result?.bytes ?? 0, notes: result?.notes ?? [] };
+  }
+
+  /** The one write path: every write, removal and multi-file write is checked, recorded, then written. */
+  #writeFiles(gate: WriteGate, changes: FileChange[], options: WriteFilesOptions = {}) {
+    return runTransaction(
+      {
+        root: this.#resolver.root,
+        check: (abs, bytes) => this.#checkWrite(gate, abs, bytes),
+        openFile: (abs) => this.openFile(abs),
+        ledger: this.ledger,
+        after: async (abs, rel) => {
+          const notes: string[] = [];
+          for (const hook of this.hooks.afterWrite) {
+            try {
+              const note = await hook({ abs, rel, tool: gate.who.name });
+              if (note) notes.push(note);
+            } catch {
+              // A failing hook (a crashed language server) must not fail a write that already happened.
+            }
+          }
+          return notes;
+        },
+        recorder: this.checkpoints.recorder(),
+        call: gate.call,
+        tool: gate.who.name,
+        ...(gate.restoreOf ? { restoreOf: gate.restoreOf } : {}),
+      },
+      changes,
+      options,
+    );
+  }
+
+  /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
+  get checkpoints(): SessionCheckpoints {
+    this.#checkpoints ??= new SessionCheckpoints(this, (changes, meta) =>
+      this.#writeFiles(
+        { ...sdkGate(meta.tool), ...(meta.call ? { call: meta.call } : {}), restoreOf: meta.restoreOf },
+        changes,
+      ),
+    );
+    return this.#checkpoints;
   }
 
   withFileLock<T>(abs: string, fn: () => Promise<T>): Promise<T> {
@@ -926,6 +967,19 @@ interface WriteGate {
   cleared: Set<string>;
   /** Protected paths approved during this call. */
   protectedOk: Set<string>;
+  /** The call whose writes these are, for the checkpoint store. */
+  call?: string;
+  /** Set for the writes of a checkpoint restore. */
+  restoreOf?: string;
+}
+
+/** The writer of a restore asked for through the SDK or CLI (not by a tool call). */
+function sdkGate(name: string): WriteGate {
+  return {
+    who: { name, tool: name, family: "core", access: "write" },
+    cleared: new Set(),
+    protectedOk: new Set(),
+  };
 }
 
 function newGate(binding: Binding): WriteGate {

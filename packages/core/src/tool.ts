@@ -8,6 +8,7 @@ import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
 import type { JsonSchema, ToolAnnotations } from "./schema-export.js";
 import type { Session } from "./session.js";
+import type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
 
 export type Access = "read" | "write" | "execute" | "interact";
 
@@ -73,6 +74,13 @@ export interface ToolContext {
   checkWrite(abs: string, bytes: number): Promise<void>;
   /** Deletes a file inside the root under the same checks as a write (e.g. to undo a file a call created). */
   removeFile(abs: string): Promise<boolean>;
+  /**
+   * Writes (or removes) several files as one act: every file passes the checks `writeFile` runs
+   * before any is written, the call's checkpoint is recorded, then each file is written atomically;
+   * if one write fails the others are put back and the error (its code kept) says so. Call it under
+   * the files' locks when the new content was computed from the old.
+   */
+  writeFiles(changes: FileChange[], options?: WriteFilesOptions): Promise<TransactionResult[]>;
   /**
    * Opens a file inside the root for reading such that the path check and the open are one act: a
    * directory swapped for a symlink between them makes the open fail with EPATH_ESCAPE, never read

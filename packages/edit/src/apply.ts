@@ -191,35 +191,19 @@ export function unifiedDiff(rel: string, before: string, after: string, created:
 export type PendingWrite = { file: LoadedFile; after: TextDocument; strategies: string[] };
 
 /**
- * Writes every pending file (atomically, one by one) and reports the edits. If a write fails, the
- * files already written by this call are put back to their original bytes, so a call applies wholly
- * or not at all.
+ * Writes every pending file as one core transaction (ctx.writeFiles) and reports the edits: a call
+ * applies wholly or not at all.
  */
 export async function commitAll(
   ctx: ToolContext,
   pending: PendingWrite[],
 ): Promise<{ edits: FileEdit[]; notes: string[] }> {
   const data = pending.map((p) => encodeDocument(p.after));
-  // Every file passes core's write checks (size: what the edit adds, see write-size.ts; allowlist;
-  // protected-path approval) before the first is written.
-  for (const [i, p] of pending.entries()) {
-    await ctx.checkWrite(p.file.abs, Buffer.byteLength(data[i] as string, "utf8"));
-  }
-  const notes: string[] = [];
-  const written: PendingWrite[] = [];
-  try {
-    for (const [i, p] of pending.entries()) {
-      const result = await ctx.writeFile(p.file.abs, data[i] as string);
-      written.push(p);
-      notes.push(...result.notes);
-    }
-  } catch (error) {
-    for (const p of written) {
-      if (p.file.original) await ctx.writeFile(p.file.abs, p.file.original).catch(() => {});
-      else await ctx.removeFile(p.file.abs).catch(() => {});
-    }
-    throw error;
-  }
+  // One core transaction: every file passes the write checks (size: what the edit adds, see
+  // write-size.ts; allowlist; protected-path approval) before the first is written, the checkpoint
+  // is recorded, and a failed write puts back the files already written.
+  const results = await ctx.writeFiles(pending.map((p, i) => ({ abs: p.file.abs, data: data[i] as string })));
+  const notes = results.flatMap((r) => r.notes);
   const edits = pending.map((p): FileEdit => {
     const created = !p.file.exists;
     const { diff, added, removed } = unifiedDiff(p.file.rel, p.file.doc.text, p.after.text, created);

@@ -23,7 +23,13 @@ import { protectedChanges, snapshotProtected } from "./protected-watch.js";
 import { loadPty, type PtyModule } from "./pty.js";
 import { renderShellResult, renderShellStarted } from "./result-text.js";
 import { planSandbox, type SandboxPlan } from "./sandbox.js";
-import { describeWritable, reportsDenial, sandboxDenials, writableSet } from "./sandbox-denials.js";
+import {
+  describeWritable,
+  noteNetwork,
+  reportsDenial,
+  sandboxDenials,
+  writableSet,
+} from "./sandbox-denials.js";
 import { ShellState } from "./shell-state.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 115;
@@ -252,6 +258,7 @@ async function runForeground(
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
   if (changed.length) result.protected_changed = changed;
   if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
+  noteNetwork(result, prep.plan.network, output.text);
   return result;
 }
 

@@ -3,7 +3,6 @@ import {
   decide,
   defineTool,
   isProtectedPath,
-  normaliseError,
   renderText,
   renderTree,
   ToolbeltError,
@@ -210,8 +209,8 @@ export function renameTool(opts: LspFamilyOptions) {
 
 /**
  * Writes every planned file through the session's write path, under the files' locks (taken in
- * path order, so two renames cannot deadlock), after checking none changed on disk. A write the
- * session refuses (or that fails) restores the files already written and keeps the refusal's code.
+ * path order, so two renames cannot deadlock), after checking none changed on disk, as one core
+ * transaction: a write the session refuses (or that fails) leaves every file as it was.
  */
 export async function applyAll(
   ctx: ToolContext,
@@ -231,30 +230,9 @@ export async function applyAll(
           `${p.rel} changed since the server computed the rename; nothing was changed, try again`,
         );
     }
-    const written: typeof planned = [];
-    for (const p of planned) {
-      try {
-        const result = await ctx.writeFile(p.abs, p.after);
-        written.push(p);
-        notes.push(...result.notes);
-      } catch (error) {
-        const unrestored: string[] = [];
-        for (const w of written.reverse())
-          await ctx.writeFile(w.abs, w.before).catch(() => unrestored.push(w.rel));
-        const { code, message: why } = normaliseError(error);
-        if (unrestored.length)
-          throw new ToolbeltError(
-            "EINTERNAL",
-            `writing ${p.rel} failed (${why}) and ${unrestored.join(", ")} could not be restored`,
-            { cause: error, details: { unrestored } },
-          );
-        throw new ToolbeltError(
-          code,
-          `writing ${p.rel} failed: ${why}; ${written.length ? `${written.map((w) => w.rel).join(", ")} restored, ` : ""}nothing was changed`,
-          { cause: error },
-        );
-      }
-    }
+    // One core transaction: every file checked first, the checkpoint recorded, a failed write undone.
+    const results = await ctx.writeFiles(planned.map((p) => ({ abs: p.abs, data: p.after })));
+    for (const r of results) notes.push(...r.notes);
   };
   await locked(0);
   return notes;

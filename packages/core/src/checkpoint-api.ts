@@ -1,0 +1,228 @@
+import path from "node:path";
+import {
+  type Checkpoint,
+  CheckpointStore,
+  type CheckpointsConfig,
+  checkpointsConfigSchema,
+  conflictError,
+  type FileState,
+  findCheckpoint,
+  planRestore,
+} from "./checkpoints.js";
+import { ToolbeltError } from "./errors.js";
+import type { Session } from "./session.js";
+import type { FileChange, TransactionResult } from "./transaction.js";
+
+export interface CheckpointFileDiff {
+  path: string;
+  before: FileState;
+  after: FileState;
+  /** Unified diff of the text, or a note when the content is binary or was not recorded. */
+  diff: string;
+}
+
+export interface RestoreResult {
+  kind: "checkpoint_restore";
+  /** The checkpoint restored to (the state just before it). */
+  restored_to: string;
+  /** The checkpoint the restore itself made, to undo it with. */
+  checkpoint: string | undefined;
+  files: Array<{ path: string; action: "written" | "removed" }>;
+  unchanged: string[];
+}
+
+type Apply = (
+  changes: FileChange[],
+  meta: { tool: string; call?: string; restoreOf: string },
+) => Promise<TransactionResult[]>;
+
+/** A writer of restores; a tool passes its own (`ctx.writeFiles`) so its policy applies. */
+export type RestoreWriter = (changes: FileChange[]) => Promise<TransactionResult[]>;
+
+const DIFF_CONTEXT = 3;
+const DIFF_MAX_LINES = 2000;
+
+/** `session.checkpoints`: every change tools made in the session's root, and restores to them. */
+export class SessionCheckpoints {
+  readonly #session: Session;
+  readonly #apply: Apply;
+  readonly #stores = new Map<string, CheckpointStore>();
+
+  constructor(session: Session, apply: Apply) {
+    this.#session = session;
+    this.#apply = apply;
+  }
+
+  get config(): CheckpointsConfig {
+    const c = (this.#session.config as { checkpoints?: CheckpointsConfig }).checkpoints;
+    return c ?? checkpointsConfigSchema.parse(undefined);
+  }
+
+  /** The store of the current root (listing works whether or not recording is on). */
+  store(): CheckpointStore {
+    const root = this.#session.root;
+    let store = this.#stores.get(root);
+    if (!store) {
+      store = new CheckpointStore(root, this.#session.id, this.config);
+      this.#stores.set(root, store);
+    }
+    return store;
+  }
+
+  /** The recorder the write path uses, or undefined when `checkpoints.enabled` is false. */
+  recorder(): CheckpointStore | undefined {
+    return this.config.enabled ? this.store() : undefined;
+  }
+
+  list(): Promise<Checkpoint[]> {
+    return this.store().list();
+  }
+
+  async #find(ref: string): Promise<{ list: Checkpoint[]; index: number }> {
+    const list = await this.list();
+    const index = findCheckpoint(list, ref);
+    if (index === -1)
+      throw new ToolbeltError(
+        "ENOENT",
+        list.length
+          ? `no checkpoint ${JSON.stringify(ref)} in this root (ids, call ids or "last"; see checkpoints list)`
+          : "no checkpoints recorded in this root yet",
+        { details: { checkpoint: ref } },
+      );
+    return { list, index };
+  }
+
+  /** What one checkpoint changed, file by file. */
+  async diff(ref: string): Promise<{ checkpoint: Checkpoint; files: CheckpointFileDiff[] }> {
+    const { list, index } = await this.#find(ref);
+    const cp = list[index] as Checkpoint;
+    const store = this.store();
+    const text = async (s: FileState): Promise<string | undefined | null> => {
+      if (s === null) return "";
+      if (s === "too_large" || s === "unknown") return null;
+      const bytes = await store.blob(s);
+      if (!bytes) return null;
+      if (bytes.includes(0)) return undefined;
+      return Buffer.from(bytes).toString("utf8");
+    };
+    const files: CheckpointFileDiff[] = [];
+    for (const f of cp.files) {
+      const a = await text(f.before);
+      const b = await text(f.after);
+      let diff: string;
+      if (a === null || b === null) diff = "(content not recorded: too large, unknown or pruned)\n";
+      else if (a === undefined || b === undefined) diff = "(binary file changed)\n";
+      else diff = unifiedDiff(f.path, a, b, f.before === null, f.after === null);
+      files.push({ path: f.path, before: f.before, after: f.after, diff });
+    }
+    return { checkpoint: cp, files };
+  }
+
+  /**
+   * Puts every file changed at or after the checkpoint back as it was just before it. Refuses with
+   * ECONFLICT (changing nothing) when a file is not as the last recorded change left it. The restore
+   * goes through the session's write path (policy, protected paths) and is itself a checkpoint.
+   */
+  async restore(
+    ref: string,
+    options: { writer?: RestoreWriter; tool?: string } = {},
+  ): Promise<RestoreResult> {
+    const { list, index } = await this.#find(ref);
+    const target = list[index] as Checkpoint;
+    const root = this.#session.root;
+    const files = [...new Set(list.slice(index).flatMap((c) => c.files.map((f) => f.path)))].sort();
+    const absOf = (rel: string) => this.#session.resolver.resolve(path.join(root, rel)).abs;
+    const locked = async (i: number): Promise<RestoreResult> => {
+      const next = files[i];
+      if (next !== undefined) return this.#session.withFileLock(absOf(next), () => locked(i + 1));
+      const plan = await planRestore(this.store(), list, index, (rel) => this.#read(absOf(rel)));
+      if (!plan.ok) throw conflictError(plan.target, plan.conflicts);
+      const changes: FileChange[] = plan.changes.map((c) =>
+        c.before === undefined
+          ? { abs: absOf(c.path), remove: true }
+          : { abs: absOf(c.path), data: c.before },
+      );
+      if (changes.length) {
+        if (options.writer) await options.writer(changes);
+        else
+          await this.#apply(changes, { tool: options.tool ?? "checkpoints_restore", restoreOf: target.id });
+      }
+      const mine = (await this.list()).filter((c) => c.session === this.#session.id);
+      const after = changes.length ? mine.at(-1) : undefined;
+      return {
+        kind: "checkpoint_restore",
+        restored_to: target.id,
+        checkpoint: after && !list.some((c) => c.id === after.id) ? after.id : undefined,
+        files: plan.changes.map((c) => ({
+          path: c.path,
+          action: c.before === undefined ? "removed" : "written",
+        })),
+        unchanged: plan.unchanged,
+      };
+    };
+    return locked(0);
+  }
+
+  async #read(abs: string): Promise<Uint8Array | undefined> {
+    let handle: Awaited<ReturnType<Session["openFile"]>>;
+    try {
+      handle = await this.#session.openFile(abs);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    try {
+      return new Uint8Array(await handle.readFile());
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+function lines(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/** A unified diff that costs the size of the file: common head and tail cut, the rest shown as one hunk. */
+export function unifiedDiff(
+  rel: string,
+  before: string,
+  after: string,
+  created: boolean,
+  removed: boolean,
+): string {
+  const a = lines(before);
+  const b = lines(after);
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    a[a.length - 1 - tail] === b[b.length - 1 - tail]
+  )
+    tail++;
+  const out = [`--- ${created ? "/dev/null" : `a/${rel}`}`, `+++ ${removed ? "/dev/null" : `b/${rel}`}`];
+  if (head === a.length && head === b.length) return `${out.join("\n")}\n`;
+  const start = Math.max(0, head - DIFF_CONTEXT);
+  const keep = Math.min(tail, DIFF_CONTEXT);
+  const oldWin = a.slice(start, a.length - tail + keep);
+  const newWin = b.slice(start, b.length - tail + keep);
+  const lead = head - start;
+  const body: string[] = [];
+  const push = (prefix: string, line: string) => {
+    body.push(prefix + line.replace(/\n$/, ""));
+    if (!line.endsWith("\n")) body.push("\\ No newline at end of file");
+  };
+  for (const l of oldWin.slice(0, lead)) push(" ", l);
+  for (const l of oldWin.slice(lead, oldWin.length - keep)) push("-", l);
+  for (const l of newWin.slice(lead, newWin.length - keep)) push("+", l);
+  for (const l of oldWin.slice(oldWin.length - keep)) push(" ", l);
+  const range = (s: number, n: number) => `${n === 0 ? s : s + 1},${n}`;
+  out.push(`@@ -${range(start, oldWin.length)} +${range(start, newWin.length)} @@`);
+  const shown =
+    body.length > DIFF_MAX_LINES
+      ? [...body.slice(0, DIFF_MAX_LINES), `… ${body.length - DIFF_MAX_LINES} more lines`]
+      : body;
+  return `${[...out, ...shown].join("\n")}\n`;
+}

@@ -1,0 +1,181 @@
+import type { FileHandle } from "node:fs/promises";
+import {
+  type AtomicWriteOptions,
+  type AtomicWriteResult,
+  removeFileAt,
+  writeFileAtomic,
+} from "./atomic-write.js";
+import type { CheckpointRecorder, RecordedFile } from "./checkpoints.js";
+import { normaliseError, ToolbeltError } from "./errors.js";
+import type { ReadLedger } from "./ledger.js";
+
+/** One file of a multi-file write: new content, or removal. */
+export type FileChange = { abs: string; data: string | Uint8Array } | { abs: string; remove: true };
+
+export interface WriteFilesOptions extends AtomicWriteOptions {}
+
+export interface TransactionResult extends AtomicWriteResult {
+  /** Root-relative path of the file. */
+  path: string;
+  /** Set for a removal: whether a file was there to remove. */
+  removed?: boolean;
+  notes: string[];
+}
+
+/** What the session lends a transaction: its checks, its root, its ledger and hooks, its recorder. */
+export interface TransactionEnv {
+  root: string;
+  /** The session's write checks for one file (root, limits, allowlist, rules, protected paths, approvals). */
+  check(abs: string, bytes: number): Promise<{ abs: string; rel: string }>;
+  openFile(abs: string): Promise<FileHandle>;
+  ledger: ReadLedger;
+  /** afterWrite hooks, run once every file is written. */
+  after(abs: string, rel: string): Promise<string[]>;
+  /** Records the call's before/after images before anything is written; absent when checkpoints are off. */
+  recorder: CheckpointRecorder | undefined;
+  call: string | undefined;
+  tool: string;
+  /** For the writes of a restore: the checkpoint restored to. */
+  restoreOf?: string;
+}
+
+type Planned = {
+  abs: string;
+  rel: string;
+  after: Uint8Array | undefined;
+  before: Uint8Array | undefined;
+  /** The before-image was too large to keep: it can be neither recorded nor put back. */
+  beforeTooLarge: boolean;
+};
+
+function bytesOf(change: FileChange): Uint8Array | undefined {
+  if ("remove" in change) return undefined;
+  return typeof change.data === "string" ? Buffer.from(change.data, "utf8") : change.data;
+}
+
+async function readBefore(
+  env: TransactionEnv,
+  abs: string,
+  keepMax: number,
+): Promise<{ before: Uint8Array | undefined; tooLarge: boolean }> {
+  let handle: FileHandle;
+  try {
+    handle = await env.openFile(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { before: undefined, tooLarge: false };
+    // A symlink or special file in the way: the atomic rename replaces the name, its content is not ours to keep.
+    if (code === "ELOOP" || code === "EISDIR") return { before: undefined, tooLarge: true };
+    throw error;
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > keepMax) return { before: undefined, tooLarge: true };
+    return { before: new Uint8Array(await handle.readFile()), tooLarge: false };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Bytes of a before-image kept in memory to roll back a failed write (limits.fileMaxBytes is 64 MiB). */
+const ROLLBACK_KEEP_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Writes several files as one act: every file passes the session's checks first (nothing is
+ * written if one is refused), the call's before- and after-images are recorded (fsynced) in the
+ * checkpoint store, then each file is written atomically. If a write fails, the files already
+ * written are put back to their before-images and the error says so; afterWrite hooks run only
+ * once every file is written. Not locked: callers doing read-modify-write hold the files' locks.
+ */
+export async function runTransaction(
+  env: TransactionEnv,
+  changes: FileChange[],
+  options: WriteFilesOptions = {},
+): Promise<TransactionResult[]> {
+  const planned: Planned[] = [];
+  const seen = new Set<string>();
+  for (const change of changes) {
+    const after = bytesOf(change);
+    const target = await env.check(change.abs, after?.byteLength ?? 0);
+    if (seen.has(target.abs))
+      throw new ToolbeltError("EINVAL_INPUT", `${target.rel} appears twice in one multi-file write`, {
+        details: { path: target.rel },
+      });
+    seen.add(target.abs);
+    planned.push({
+      abs: target.abs,
+      rel: target.rel,
+      after,
+      before: undefined,
+      beforeTooLarge: false,
+    });
+  }
+  const needBefore = env.recorder !== undefined || planned.length > 1;
+  for (const p of planned) {
+    if (!needBefore) break;
+    const b = await readBefore(env, p.abs, ROLLBACK_KEEP_BYTES);
+    p.before = b.before;
+    p.beforeTooLarge = b.tooLarge;
+  }
+  let record: string | undefined;
+  if (env.recorder) {
+    const files: RecordedFile[] = planned.map((p) => ({
+      path: p.rel,
+      before: p.beforeTooLarge ? "too_large" : p.before,
+      after: p.after,
+    }));
+    record = await env.recorder.begin(
+      { call: env.call, tool: env.tool, ...(env.restoreOf ? { restore_of: env.restoreOf } : {}) },
+      files,
+    );
+  }
+  const results: TransactionResult[] = [];
+  const written: Planned[] = [];
+  try {
+    for (const p of planned) {
+      if (p.after === undefined) {
+        const removed = await removeFileAt(p.abs, env.root);
+        results.push({ path: p.rel, created: false, bytes: 0, removed, notes: [] });
+      } else {
+        const r = await writeFileAtomic(p.abs, p.after, { ...options, root: env.root });
+        results.push({ path: p.rel, ...r, notes: [] });
+      }
+      written.push(p);
+      env.ledger.invalidate(p.abs);
+    }
+  } catch (error) {
+    const failed = planned[written.length] as Planned;
+    const unrestored: string[] = [];
+    for (const w of [...written].reverse()) {
+      try {
+        if (w.beforeTooLarge) throw new Error("before-image too large to keep");
+        if (w.before === undefined) await removeFileAt(w.abs, env.root);
+        else await writeFileAtomic(w.abs, w.before, { root: env.root });
+        env.ledger.invalidate(w.abs);
+      } catch {
+        unrestored.push(w.rel);
+      }
+    }
+    // A record whose files are all back where they were describes no change.
+    if (record && unrestored.length === 0) await env.recorder?.end(record, "rolled_back");
+    const { code, message: why } = normaliseError(error);
+    const restored = written.map((w) => w.rel).filter((r) => !unrestored.includes(r));
+    if (unrestored.length)
+      throw new ToolbeltError(
+        "EINTERNAL",
+        `writing ${failed.rel} failed (${why}) and ${unrestored.join(", ")} could not be put back${record ? `; checkpoint ${record} holds their earlier content` : ""}`,
+        { cause: error, details: { path: failed.rel, unrestored, restored } },
+      );
+    throw new ToolbeltError(
+      code,
+      `writing ${failed.rel} failed: ${why}; ${restored.length ? `${restored.join(", ")} put back, ` : ""}nothing was changed`,
+      { cause: error, details: { path: failed.rel, restored } },
+    );
+  }
+  if (record) await env.recorder?.end(record, "done");
+  for (const [i, p] of planned.entries()) {
+    if (p.after === undefined) continue;
+    (results[i] as TransactionResult).notes = await env.after(p.abs, p.rel);
+  }
+  return results;
+}
