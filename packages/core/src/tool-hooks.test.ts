@@ -6,6 +6,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
@@ -343,6 +344,25 @@ describe("command hooks from config", () => {
     expect(out).toMatchObject({ kind: "error", code: "EDENIED" });
     expect(String(out.message)).toContain("scripts/ok.sh is inside the root and not protected");
     expect(describeHooks(s.config, root)[0]).toMatchObject({ status: "unavailable" });
+  });
+
+  it("so is an interpreter's script argument there, and a protected symlink to an unprotected file", async () => {
+    const root = tempRoot();
+    script(root, "scripts/guard.mjs", "");
+    const viaArg = await session(root, {
+      config: {
+        hooks: { before: [{ tools: ["*"], command: process.execPath, args: ["scripts/guard.mjs"] }] },
+      },
+    });
+    expect(await viaArg.call("save", { path: "a.txt", content: "x" })).toMatchObject({ code: "EDENIED" });
+    mkdirSync(path.join(root, ".toolbelt"));
+    symlinkSync(path.join(root, "scripts/guard.mjs"), path.join(root, ".toolbelt/guard.mjs"));
+    const viaLink = await session(root, {
+      config: { hooks: { before: [{ tools: ["*"], command: ".toolbelt/guard.mjs" }] } },
+    });
+    const out = await viaLink.call("save", { path: "a.txt", content: "x" });
+    expect(String(out.message)).toContain("scripts/guard.mjs is inside the root and not protected");
+    expect(existsSync(path.join(root, "a.txt"))).toBe(false);
   });
 
   it("a command under .toolbelt/ runs, and matches by family", async () => {

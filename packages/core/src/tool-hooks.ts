@@ -8,7 +8,7 @@
  * path resolution and policy like the model's own). A before hook that fails or overruns denies the
  * call (fail closed); an after hook that fails leaves the payload as it was and says so in a note.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { scrubCommandEnv } from "./command-env.js";
@@ -207,7 +207,7 @@ async function runCommandHook(
     entry.command.includes("/") && !path.isAbsolute(entry.command)
       ? path.resolve(session.root, entry.command)
       : entry.command;
-  const problem = hookCommandProblem(entry.command, session.root);
+  const problem = hookCommandProblem(entry.command, entry.args, session.root);
   if (problem) throw new Error(`not run: ${problem}`);
   const env = scrubCommandEnv(process.env, session.config.agent.shell_env ?? {});
   return new Promise((resolve, reject) => {
@@ -408,30 +408,44 @@ export function withHookNotes(text: string, payload: Payload): string {
 }
 
 /**
- * Why a hook command may not run: a program inside the root outside the protected paths (on the path
- * given or its real path) is one any tool or sandboxed command could rewrite, and the hook runs it
- * outside the sandbox. Bare names (PATH lookups) are not judged.
+ * Why a hook may not run: a program inside the root outside the protected paths (on the path given or
+ * its real path) is one any tool or sandboxed command could rewrite, and the hook runs it outside the
+ * sandbox. The same holds for an argument naming an existing file there (`node scripts/guard.mjs`).
+ * Bare command names (PATH lookups) are not judged.
  */
-export function hookCommandProblem(command: string, root: string): string | undefined {
-  if (!command.includes("/")) return undefined;
-  const given = path.resolve(root, command);
-  let real = given;
+export function hookCommandProblem(
+  command: string,
+  args: readonly string[],
+  root: string,
+): string | undefined {
+  const candidates: string[] = [];
+  if (command.includes("/")) candidates.push(command);
+  for (const arg of args)
+    if (!arg.startsWith("-") && existsSync(path.resolve(root, arg))) candidates.push(arg);
   let realRoot = root;
   try {
-    real = realpathSync(given);
     realRoot = realpathSync(root);
   } catch {
-    // A missing file fails when it is started, with its own message.
+    // The root is checked when the session starts.
   }
-  for (const [abs, base] of [
-    [given, path.resolve(root)],
-    [real, realRoot],
-  ] as const) {
-    const rel = path.relative(base, abs);
-    if (rel.startsWith("..") || path.isAbsolute(rel)) continue;
-    const slashed = rel.split(path.sep).join("/");
-    if (!isProtectedPath(slashed))
-      return `${slashed} is inside the root and not protected, so a tool could rewrite it; move it under .toolbelt/ (protected) or outside the root`;
+  for (const candidate of candidates) {
+    const given = path.resolve(root, candidate);
+    let real = given;
+    try {
+      real = realpathSync(given);
+    } catch {
+      // A missing file fails when it is started, with its own message.
+    }
+    for (const [abs, base] of [
+      [given, path.resolve(root)],
+      [real, realRoot],
+    ] as const) {
+      const rel = path.relative(base, abs);
+      if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
+      const slashed = rel.split(path.sep).join("/");
+      if (!isProtectedPath(slashed))
+        return `${slashed} is inside the root and not protected, so a tool could rewrite it; move it under .toolbelt/ (protected) or outside the root`;
+    }
   }
   return undefined;
 }
@@ -452,7 +466,7 @@ export function describeHooks(config: ToolbeltConfig, root: string): HookReport[
         ...(entry.tools ?? []).map((t) => `tool ${t}`),
         ...(entry.families ?? []).map((f) => `family ${f}`),
       ].join(", ");
-      const problem = hookCommandProblem(entry.command, root);
+      const problem = hookCommandProblem(entry.command, entry.args, root);
       out.push({
         name: `${stage} ${hookName(entry)}`,
         status: problem ? "unavailable" : "ok",

@@ -1,0 +1,310 @@
+// Tool-call hooks through the built CLI: command hooks named in config deny, rewrite input, add
+// notes, and are bounded in time; the same config applies over `run`, `exec` and `serve --mcp`.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, BIN, type CliResult, cli, jsonLines, tempRoot } from "./cli-harness.js";
+
+const dirs: string[] = [];
+let configDir: string;
+/** Hook programs live outside every root: a tool in the session cannot rewrite them. */
+let hooksDir: string;
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { TOOLBELT_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir, TOOLBELT_TRUST: "", ...extra };
+}
+
+function run(args: string[], input?: string): Promise<CliResult> {
+  return cli(args, { ...(input !== undefined ? { input } : {}), env: env() });
+}
+
+function payload(result: CliResult): Record<string, unknown> {
+  return JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+}
+
+function hook(name: string, body: string): string {
+  const file = path.join(hooksDir, name);
+  writeFileSync(
+    file,
+    `import { readFileSync, writeFileSync } from "node:fs";\nconst call = JSON.parse(readFileSync(0, "utf8"));\n${body}\n`,
+  );
+  return file;
+}
+
+/** A --config file (trusted, outside the root) with these hooks. */
+function configWith(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  const file = path.join(hooksDir, `config-${dirs.length}-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ hooks, ...extra }));
+  return file;
+}
+
+function node(script: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { command: process.execPath, args: [script], ...extra };
+}
+
+let denyRm: string;
+let denyRmExit2: string;
+let rewrite: string;
+let note: string;
+
+beforeAll(() => {
+  assertBuilt();
+  configDir = tempRoot("tb-hooks-home-");
+  hooksDir = tempRoot("tb-hooks-bin-");
+  dirs.push(configDir, hooksDir);
+  denyRm = hook(
+    "deny-rm.mjs",
+    `if (/\\brm\\b/.test(call.input.command ?? "")) console.log(JSON.stringify({ decision: "deny", message: "rm is not allowed here (" + call.calledAs + ")" }));`,
+  );
+  denyRmExit2 = hook(
+    "deny-rm-exit2.mjs",
+    `if (/\\brm\\b/.test(call.input.command ?? "")) { process.stderr.write("no rm, said exit 2"); process.exit(2); }`,
+  );
+  rewrite = hook(
+    "rewrite.mjs",
+    `console.log(JSON.stringify({ input: { ...call.input, content: "// reviewed\\n" + call.input.content } }));`,
+  );
+  note = hook(
+    "note.mjs",
+    `console.log(JSON.stringify({ note: "after " + call.tool + ": " + call.payload.kind }));`,
+  );
+});
+
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function project(): string {
+  const root = tempRoot("tb-hooks-");
+  dirs.push(root);
+  writeFileSync(path.join(root, "keep.txt"), "keep\n");
+  return root;
+}
+
+describe("command hooks (toolbelt run)", () => {
+  it("a before hook denies `rm` with a message the model reads; other commands run", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRm) }] });
+    const rm = await run([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--allow",
+      "shell",
+      "--input",
+      JSON.stringify({ command: "rm keep.txt" }),
+    ]);
+    expect(rm.code).toBe(1);
+    expect(payload(rm)).toMatchObject({
+      kind: "error",
+      code: "EDENIED",
+      message: "shell: rm is not allowed here (shell)",
+    });
+    expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+    const ls = await run([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--allow",
+      "shell",
+      "--input",
+      JSON.stringify({ command: "cat keep.txt" }),
+    ]);
+    expect(ls.code).toBe(0);
+    expect(String(payload(ls).output)).toContain("keep");
+  });
+
+  it("exit 2 denies with the hook's stderr as the message", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRmExit2) }] });
+    const rm = await run([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--allow",
+      "shell",
+      "--format",
+      "text",
+      "--input",
+      JSON.stringify({ command: "rm -f keep.txt" }),
+    ]);
+    expect(rm.code).toBe(1);
+    expect(rm.stdout).toContain("# Error: EDENIED");
+    expect(rm.stdout).toContain("no rm, said exit 2");
+    expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+
+  it("a before hook rewrites the input; the tool writes what the hook handed on", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["write_file"], ...node(rewrite) }] });
+    const out = await run([
+      "run",
+      "write_file",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--input",
+      JSON.stringify({ path: "src/a.ts", content: "export {};\n" }),
+    ]);
+    expect(out.code).toBe(0);
+    expect(readFileSync(path.join(root, "src/a.ts"), "utf8")).toBe("// reviewed\nexport {};\n");
+  });
+
+  it("an after hook's note reaches the model-facing text; families and * match", async () => {
+    const root = project();
+    const config = configWith({ after: [{ families: ["files"], ...node(note) }] });
+    const out = await run([
+      "run",
+      "read_file",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--format",
+      "text",
+      "--input",
+      JSON.stringify({ path: "keep.txt" }),
+    ]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("keep");
+    expect(out.stdout).toMatch(/\[hook\] note\.mjs: after read_file: \w+/);
+  });
+
+  it("a hook that hangs is killed after timeout_ms and the call is denied (fail closed)", async () => {
+    const root = project();
+    const hang = hook("hang.mjs", "setInterval(() => {}, 1000);");
+    const config = configWith({ before: [{ tools: ["*"], timeout_ms: 300, ...node(hang) }] });
+    const out = await run([
+      "run",
+      "write_file",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--input",
+      JSON.stringify({ path: "x.txt", content: "x" }),
+    ]);
+    expect(out.code).toBe(1);
+    expect(payload(out)).toMatchObject({ code: "EDENIED", hook: "hang.mjs" });
+    expect(String(payload(out).message)).toContain("did not answer within 300 ms (killed)");
+  });
+
+  it("doctor lists the configured hooks", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRm) }] });
+    const doctor = JSON.parse(
+      (await run(["doctor", "--root", root, "--config", config, "--format", "json"])).stdout,
+    ) as Array<Record<string, string>>;
+    expect(doctor).toContainEqual(
+      expect.objectContaining({ family: "hooks", name: "before deny-rm.mjs", status: "ok" }),
+    );
+  });
+});
+
+describe("the same hooks over exec and serve --mcp", () => {
+  it("exec: every call of the session goes through the hook", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRm) }] });
+    const lines = [
+      { id: "1", tool: "shell", input: { command: "rm keep.txt" } },
+      { id: "2", tool: "shell", input: { command: "echo fine" } },
+    ];
+    const out = await run(
+      ["exec", "--root", root, "--config", config, "--allow", "shell"],
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    );
+    const results = jsonLines(out.stdout).filter((l) => "result" in l);
+    expect(results[0]).toMatchObject({ id: "1", result: { code: "EDENIED" } });
+    expect(results[1]).toMatchObject({ id: "2", result: { kind: expect.not.stringMatching(/^error$/) } });
+    expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+
+  it("serve --mcp: a real MCP client gets the hook's denial as an error result", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRm) }] });
+    const client = new Client({ name: "hooks-test", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, "serve", "--mcp", "--root", root, "--config", config, "--allow", "shell"],
+        env: env() as Record<string, string>,
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const denied = await client.callTool({ name: "shell", arguments: { command: "rm keep.txt" } });
+      expect(denied.isError).toBe(true);
+      expect(denied.structuredContent).toMatchObject({
+        code: "EDENIED",
+        message: "shell: rm is not allowed here (shell)",
+      });
+      const fine = await client.callTool({ name: "shell", arguments: { command: "echo fine" } });
+      expect(fine.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
+    expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+});
+
+describe("project hooks and trust", () => {
+  function projectWithMarkerHook(): { root: string; marker: string } {
+    const root = project();
+    const marker = path.join(root, "hook-ran");
+    mkdirSync(path.join(root, ".toolbelt/hooks"), { recursive: true });
+    writeFileSync(
+      path.join(root, ".toolbelt/hooks/mark.mjs"),
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\n`,
+    );
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(
+      path.join(root, "configs/app.json"),
+      JSON.stringify({
+        hooks: { before: [{ tools: ["*"], command: process.execPath, args: [".toolbelt/hooks/mark.mjs"] }] },
+      }),
+    );
+    return { root, marker };
+  }
+
+  it("an untrusted project's hooks do not run, and the CLI says they were ignored", async () => {
+    const { root, marker } = projectWithMarkerHook();
+    const out = await run([
+      "run",
+      "read_file",
+      "--root",
+      root,
+      "--input",
+      JSON.stringify({ path: "keep.txt" }),
+    ]);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain("hooks.before[0] (configs/app.json): runs");
+    expect(() => readFileSync(marker)).toThrow();
+  });
+
+  it("under --trust they run", async () => {
+    const { root, marker } = projectWithMarkerHook();
+    const out = await run([
+      "run",
+      "read_file",
+      "--root",
+      root,
+      "--trust",
+      "--input",
+      JSON.stringify({ path: "keep.txt" }),
+    ]);
+    expect(out.code).toBe(0);
+    expect(readFileSync(marker, "utf8")).toBe("ran");
+  });
+});
