@@ -5,6 +5,7 @@ import {
   addTrustedProject,
   type ClientInfo,
   definePlugin,
+  describeHooks,
   errorPayload,
   listTrustedProjects,
   normaliseError,
@@ -541,6 +542,7 @@ async function doctorCommand(args: {
       status: "skipped",
       detail: `${i.source}: ${i.why}`,
     })),
+    ...describeHooks(config, root).map((h) => ({ family: "hooks", ...h })),
   ];
   for (const plugin of plugins) {
     if (!plugin.doctor) continue;
