@@ -286,6 +286,24 @@ describe("edit_file with edits", () => {
     expect(await read("a.txt")).toBe("alpha\n");
   });
 
+  it("a binary file among the edits fails its edit by index; the text file is not written", async () => {
+    await write("a.txt", "alpha\n");
+    await write("blob.bin", Buffer.from([0x61, 0x00, 0x62]));
+    const s = await session();
+    const r = failed(
+      await s.call("edit_file", {
+        edits: [
+          { path: "a.txt", old_text: "alpha", new_text: "ALPHA" },
+          { path: "blob.bin", old_text: "a", new_text: "b" },
+        ],
+      }),
+    );
+    expect(r.code).toBe("EBINARY");
+    expect(r.edit).toBe(1);
+    expect(r.message).toContain("edits[1] (blob.bin): [EBINARY]");
+    expect(await read("a.txt")).toBe("alpha\n");
+  });
+
   it("creates a file and then edits it in the same call", async () => {
     const s = await session();
     const r = ok(

@@ -92,14 +92,29 @@ export async function applyEdits<E extends { path?: string | undefined }>(
     resolved.map((t) => t.abs),
     async () => {
       const files = new Map<string, WorkingFile & { strategies: string[]; failed: boolean }>();
+      // A file that cannot be edited at all (too large, binary, a directory) fails its first edit.
+      const unloadable = new Map<string, ErrorPayload>();
       for (const target of resolved) {
-        if (files.has(target.abs)) continue;
-        const file = await loadFile(ctx, target.abs, target.rel);
-        files.set(target.abs, { file, doc: file.doc, exists: file.exists, strategies: [], failed: false });
+        if (files.has(target.abs) || unloadable.has(target.abs)) continue;
+        try {
+          const file = await loadFile(ctx, target.abs, target.rel);
+          files.set(target.abs, { file, doc: file.doc, exists: file.exists, strategies: [], failed: false });
+        } catch (error) {
+          if (!labelled || !ToolbeltError.isInstance(error)) throw error;
+          unloadable.set(target.abs, error.toPayload());
+        }
       }
       const failures: Failure[] = [];
       for (const [i, edit] of edits.entries()) {
-        const working = files.get((resolved[i] as ResolvedPath).abs);
+        const target = resolved[i] as ResolvedPath;
+        const refused = unloadable.get(target.abs);
+        if (refused) {
+          unloadable.delete(target.abs);
+          const { kind: _kind, code, message, ...details } = refused;
+          failures.push({ edit: i, path: target.rel, code, message, details });
+          continue;
+        }
+        const working = files.get(target.abs);
         // Later edits of a file whose earlier edit failed would be judged against text that never existed.
         if (!working || working.failed) continue;
         const planned = plan(working, edit);
@@ -117,7 +132,7 @@ export async function applyEdits<E extends { path?: string | undefined }>(
       if (failures.length > 0) return failuresPayload(failures, edits.length);
       const pending: PendingWrite[] = [];
       for (const w of files.values()) {
-        const changed = !w.file.exists || encodeDocument(w.doc) !== encodeDocument(w.file.doc);
+        const changed = w.exists && (!w.file.exists || encodeDocument(w.doc) !== encodeDocument(w.file.doc));
         if (changed) pending.push({ file: w.file, after: w.doc, strategies: w.strategies });
       }
       if (pending.length === 0)
