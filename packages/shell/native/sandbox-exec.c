@@ -9,7 +9,8 @@
  *   toolbelt-sandbox --probe
  *       prints the Landlock ABI version (0 when Landlock is missing or disabled) and exits 0.
  *   toolbelt-sandbox --probe-isolation
- *       prints "ok" when a private mount namespace (for read-only paths) can be made, else why not.
+ *       prints "ok" when a private mount namespace (for read-only paths) can be made, else why not;
+ *       " +pidns" follows when commands can get a PID namespace, " +netns" a network namespace.
  *   toolbelt-sandbox [OPTION]... -- PROGRAM [ARG]...
  *     --write PATH      writes (create, delete, rename, truncate, write) only beneath the --write paths
  *     --read PATH       with --confine-reads: reads and execution only beneath --read and --write paths
@@ -22,12 +23,17 @@
  *     --watch MARK      a watcher outlives this exec: when the caller dies it kills the command's
  *                       process group, its descendants, its cgroup and every process carrying MARK
  *                       in TOOLBELT_SHELL_MARK
+ *     --net-off         no network: a fresh network namespace with only its own loopback (all
+ *                       protocols), else Landlock TCP rules (ABI >= 4: every TCP connect and bind
+ *                       denied, abstract unix sockets scoped on ABI >= 6); neither: exit 125
+ *     --net-via HOW     with --net-off, only HOW (netns | landlock) may be used (tests, diagnosis)
  *   A path that does not exist is skipped. Setup failures exit 125 with a message on stderr.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,9 +41,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -83,8 +91,15 @@
 /* The only rights a rule on a non-directory may carry (anything else is EINVAL). */
 #define FS_FILE_RIGHTS (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE)
 
+#define NET_BIND_TCP (1ULL << 0)
+#define NET_CONNECT_TCP (1ULL << 1)
+#define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+
+/* Passed whole to every ABI: a kernel that knows fewer fields accepts the zeroed tail. */
 struct ruleset_attr {
   uint64_t handled_access_fs;
+  uint64_t handled_access_net; /* ABI >= 4 */
+  uint64_t scoped;             /* ABI >= 6 */
 };
 
 struct path_beneath_attr {
@@ -225,6 +240,32 @@ static int bind_read_only(const char *path) {
   return rc;
 }
 
+/* Enters a user namespace mapping our own uid and gid 1:1 (plus FLAGS); 0, or -1 with *why set. */
+static int enter_user_namespace(int flags, const char **why) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | flags) != 0) {
+    *why = flags ? "unshare(CLONE_NEWUSER|CLONE_NEWNS)" : "unshare(CLONE_NEWUSER)";
+    return -1;
+  }
+  char map[64];
+  if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) {
+    *why = "writing /proc/self/setgroups";
+    return -1;
+  }
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+  if (write_file("/proc/self/uid_map", map) != 0) {
+    *why = "writing /proc/self/uid_map";
+    return -1;
+  }
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+  if (write_file("/proc/self/gid_map", map) != 0) {
+    *why = "writing /proc/self/gid_map";
+    return -1;
+  }
+  return 0;
+}
+
 /*
  * A private mount namespace (inside a user namespace mapping our own uid and gid 1:1 when we are not
  * root), so the read-only binds below are seen by the command alone. Returns 0, or -1 with *why set.
@@ -237,33 +278,63 @@ static int private_mounts(int *userns, const char **why) {
       return -1;
     }
   } else {
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-      *why = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
-      return -1;
-    }
+    if (enter_user_namespace(CLONE_NEWNS, why) != 0) return -1;
     *userns = 1;
-    char map[64];
-    if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) {
-      *why = "writing /proc/self/setgroups";
-      return -1;
-    }
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-    if (write_file("/proc/self/uid_map", map) != 0) {
-      *why = "writing /proc/self/uid_map";
-      return -1;
-    }
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-    if (write_file("/proc/self/gid_map", map) != 0) {
-      *why = "writing /proc/self/gid_map";
-      return -1;
-    }
   }
   /* Without this, binds made here would propagate back to the host's mount table. */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
     *why = "making / private";
     return -1;
+  }
+  return 0;
+}
+
+/* ---- network off ---- */
+
+#ifndef CAP_NET_ADMIN
+#define CAP_NET_ADMIN 12
+#endif
+#ifndef CAP_SYS_ADMIN
+#define CAP_SYS_ADMIN 21
+#endif
+
+/*
+ * A network namespace of the command's own: no interface but a loopback of its own, brought up so
+ * servers the command starts itself still answer on 127.0.0.1 (the host's loopback services are not
+ * in it). Cuts every protocol, UDP (DNS) included, and abstract unix sockets (they belong to the
+ * network namespace). Needs root, or a user namespace (entered here when there is none yet).
+ * Returns 0, or -1 with *why set.
+ */
+static int own_network(int *userns, const char **why) {
+  if (geteuid() != 0 && !*userns) {
+    if (enter_user_namespace(0, why) != 0) return -1;
+    *userns = 1;
+  }
+  if (unshare(CLONE_NEWNET) != 0) {
+    *why = "unshare(CLONE_NEWNET)";
+    return -1;
+  }
+  int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock >= 0) {
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    /* Best-effort: without it the namespace is still closed, only local servers do not answer. */
+    if (ioctl(sock, SIOCGIFFLAGS, &ifr) == 0) {
+      ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+      if (ioctl(sock, SIOCSIFFLAGS, &ifr) != 0) { /* loopback stays down */ }
+    }
+    close(sock);
+  }
+  /*
+   * A root command keeps its capabilities; without CAP_SYS_ADMIN it cannot setns() back into the
+   * host's network namespace (through /proc/PID/ns/net of a process it can see).
+   */
+  if (geteuid() == 0 && !*userns) {
+    if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0 || prctl(PR_CAPBSET_DROP, CAP_NET_ADMIN, 0, 0, 0) != 0) {
+      *why = "dropping CAP_SYS_ADMIN from the bounding set";
+      return -1;
+    }
   }
   return 0;
 }
@@ -671,7 +742,9 @@ static int probe_isolation(void) {
       int st = 0;
       if (init > 0 && waitpid(init, &st, 0) == init) pidns = WIFEXITED(st) && WEXITSTATUS(st) == 0;
     }
-    printf("ok%s%s\n", userns ? " (user namespace)" : "", pidns ? " +pidns" : "");
+    /* Last: it drops capabilities when root, and nothing after it needs them. */
+    int netns = own_network(&userns, &why) == 0;
+    printf("ok%s%s%s\n", userns ? " (user namespace)" : "", pidns ? " +pidns" : "", netns ? " +netns" : "");
     fflush(stdout);
     _exit(0);
   }
@@ -683,7 +756,8 @@ static int probe_isolation(void) {
 static void usage(void) {
   fputs("usage: toolbelt-sandbox --probe | --probe-isolation\n"
         "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--confine-reads] [--no-landlock]\n"
-        "                        [--ro PATH]... [--cgroup DIR] [--nproc N] [--watch MARK] -- PROGRAM [ARG]...\n",
+        "                        [--ro PATH]... [--cgroup DIR] [--nproc N] [--watch MARK]\n"
+        "                        [--net-off [--net-via netns|landlock]] -- PROGRAM [ARG]...\n",
         stderr);
   exit(125);
 }
@@ -703,8 +777,8 @@ int main(int argc, char **argv) {
   const char **reads = calloc((size_t)argc, sizeof *reads);
   const char **ros = calloc((size_t)argc, sizeof *ros);
   if (!writes || !reads || !ros) die("out of memory", NULL);
-  int nwrites = 0, nreads = 0, nros = 0, confine_reads = 0, landlock = 1, i = 1;
-  const char *cgroup = NULL, *mark = NULL;
+  int nwrites = 0, nreads = 0, nros = 0, confine_reads = 0, landlock = 1, net_off = 0, i = 1;
+  const char *cgroup = NULL, *mark = NULL, *net_via = NULL;
   long nproc = 0;
   for (; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) {
@@ -727,12 +801,17 @@ int main(int argc, char **argv) {
       confine_reads = 1;
     else if (strcmp(argv[i], "--no-landlock") == 0)
       landlock = 0;
+    else if (strcmp(argv[i], "--net-off") == 0)
+      net_off = 1;
+    else if (strcmp(argv[i], "--net-via") == 0 && i + 1 < argc)
+      net_via = argv[++i];
     else
       usage();
   }
   if (i >= argc) usage();
+  if (net_via && strcmp(net_via, "netns") != 0 && strcmp(net_via, "landlock") != 0) usage();
 
-  int abi = landlock ? landlock_abi() : 0;
+  int abi = landlock || net_off ? landlock_abi() : 0;
   if (landlock && abi < 1) {
     fprintf(stderr, "toolbelt-sandbox: Landlock is not available on this kernel\n");
     return 125;
@@ -751,24 +830,55 @@ int main(int argc, char **argv) {
   if (getppid() != caller) return 125;
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-  int own_userns = 0;
+  int own_userns = 0, mounts = 0;
   if (nros > 0 || landlock) {
     const char *why = NULL;
     /* Best-effort: where namespaces are not allowed the caller's probe says so (doctor, results). */
     if (private_mounts(&own_userns, &why) == 0) {
+      mounts = 1;
       for (int r = 0; r < nros; r++)
         if (bind_read_only(ros[r]) != 0) die("cannot make read-only", ros[r]);
-      /* The command's own /proc hides every other process; where that fails, at least its ancestors. */
-      if (!own_pid_namespace()) mask_ancestors();
     }
   }
+  /*
+   * Network off fails closed: the namespace where it can be made, Landlock's TCP rules where not,
+   * and no command at all when neither is there. Before the PID namespace, so that its init (which
+   * the command can see and, as the same user, ptrace) has no way out either.
+   */
+  int net_landlock = 0;
+  if (net_off) {
+    const char *why = NULL;
+    int tried = !net_via || strcmp(net_via, "netns") == 0;
+    if (!tried || own_network(&own_userns, &why) != 0) {
+      char netns_why[256];
+      if (tried) snprintf(netns_why, sizeof netns_why, "no network namespace (%s: %s)", why, strerror(errno));
+      else snprintf(netns_why, sizeof netns_why, "the network namespace was not allowed (--net-via)");
+      if ((!net_via || strcmp(net_via, "landlock") == 0) && abi >= 4) {
+        net_landlock = 1;
+      } else {
+        fprintf(stderr,
+                "toolbelt-sandbox: network off (agent.shell_network: off) cannot be enforced, so the command "
+                "does not run: %s and %s\n",
+                netns_why,
+                abi >= 4 ? "Landlock network rules were not allowed (--net-via)"
+                         : "no Landlock network rules (Landlock ABI < 4)");
+        return 125;
+      }
+    }
+  }
+  /* The command's own /proc hides every other process; where that fails, at least its ancestors. */
+  if (mounts && !own_pid_namespace()) mask_ancestors();
+
   limit_tasks(nproc, own_userns);
 
-  if (landlock) {
-    uint64_t handled = FS_WRITE_RIGHTS | (confine_reads ? FS_READ_RIGHTS : 0);
+  if (landlock || net_landlock) {
+    uint64_t handled = landlock ? FS_WRITE_RIGHTS | (confine_reads ? FS_READ_RIGHTS : 0) : 0;
     handled &= rights_for_abi(abi);
 
     struct ruleset_attr attr = {.handled_access_fs = handled};
+    /* No rule grants a port: every TCP connect and bind is refused (EACCES). */
+    if (net_landlock) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
+    if (net_landlock && abi >= 6) attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET;
     int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (ruleset < 0) die("cannot create the Landlock ruleset", NULL);
     for (int w = 0; w < nwrites; w++) add_rule(ruleset, writes[w], handled, handled);

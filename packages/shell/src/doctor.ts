@@ -2,7 +2,16 @@ import { type DoctorCheck, type DoctorContext, sandboxMode } from "@toolbelt/cor
 import { cgroupSupport } from "./cgroup.js";
 import { shell } from "./launch.js";
 import { loadPty } from "./pty.js";
-import { landlockEnabledInKernel, maxProcesses, probeSandbox, sandboxProtectedPaths } from "./sandbox.js";
+import {
+  LANDLOCK_NET_ABI,
+  landlockEnabledInKernel,
+  maxProcesses,
+  networkOff,
+  networkOffMechanism,
+  networkOffUnavailable,
+  probeSandbox,
+  sandboxProtectedPaths,
+} from "./sandbox.js";
 
 /** What `toolbelt doctor` reports for the shell: the shell, the Landlock ABI, the helper, the pty. */
 export async function shellDoctor(ctx: DoctorContext): Promise<DoctorCheck[]> {
@@ -42,6 +51,7 @@ export async function shellDoctor(ctx: DoctorContext): Promise<DoctorCheck[]> {
             : "agent.shell_sandbox best-effort: commands run unsandboxed and results say sandbox: unavailable",
   });
   checks.push(...trackingChecks(ctx, usable && mode !== "off"));
+  checks.push(networkCheck(ctx));
   const pty = await loadPty();
   checks.push({ name: "pty", status: pty.module ? "ok" : "missing", detail: pty.detail });
   return checks;
@@ -96,4 +106,32 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
         : "no cap applies: running as root (RLIMIT_NPROC is not enforced) and no cgroup with pids.max can be created",
   });
   return checks;
+}
+
+/** Which mechanism enforces agent.shell_network "off" here, and exactly what it blocks. */
+function networkCheck(ctx: DoctorContext): DoctorCheck {
+  const probe = probeSandbox();
+  const mechanism = networkOffMechanism(probe);
+  const off = networkOff(ctx.config);
+  const setting = off ? "agent.shell_network is off" : 'agent.shell_network is on (set "off" to use it)';
+  if (mechanism === "netns") {
+    return {
+      name: "sandbox-network",
+      status: off ? "ok" : "skipped",
+      detail: `${setting}; network off uses a network namespace per command: no outbound TCP, UDP (DNS included) or other protocol, no abstract unix sockets of the host; 127.0.0.1 is the command's own loopback`,
+    };
+  }
+  if (mechanism === "landlock") {
+    const scope = probe.abi >= 6 ? "; abstract unix sockets scoped to the command" : "";
+    return {
+      name: "sandbox-network",
+      status: off ? "ok" : "skipped",
+      detail: `${setting}; network off uses Landlock network rules (ABI ${probe.abi} >= ${LANDLOCK_NET_ABI}): every TCP connect and bind is refused, loopback included; UDP (DNS) is not blocked${scope}`,
+    };
+  }
+  return {
+    name: "sandbox-network",
+    status: off ? "unavailable" : "skipped",
+    detail: `${setting}; network off cannot be enforced here (${networkOffUnavailable(probe)})${off ? ": shell commands and sandboxed language servers refuse to run" : ""}`,
+  };
 }

@@ -96,3 +96,74 @@ export function describeWritable(set: WritableSet): string {
   const extra = set.write.filter((w) => w !== set.root && w !== set.tmpdir && !w.startsWith("/dev/"));
   return ["the project root", "the command's $TMPDIR", ...extra, "/dev/null and other devices"].join(", ");
 }
+
+/**
+ * A line that reports a failed connection or name lookup, in the words of curl, wget, git, ssh, npm,
+ * pip, Node, Python and the C library: under a network namespace the host is unreachable, its
+ * loopback refuses and DNS times out; under Landlock a TCP connect is EACCES.
+ */
+const NETWORK_FAILURE = new RegExp(
+  [
+    "network is unreachable",
+    "\\bENETUNREACH\\b",
+    "\\bEHOSTUNREACH\\b",
+    "no route to host",
+    "connection refused",
+    "\\bECONNREFUSED\\b",
+    "couldn't connect to server",
+    "failed to connect",
+    "unable to connect",
+    "connect\\(?\\)?:? (?:EACCES|permission denied)",
+    "\\bconnect EACCES\\b",
+    "\\blisten EACCES\\b",
+    "could not resolve",
+    "unable to resolve",
+    "couldn't resolve",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "\\bEAI_AGAIN\\b",
+    "\\bENOTFOUND\\b",
+    "getaddrinfo",
+    "\\bErrno 101\\b",
+    "\\bErrno 13\\b.*(?:socket|connect)",
+    "network access (?:is )?(?:denied|disabled)",
+  ].join("|"),
+  "i",
+);
+
+export const NETWORK_OFF_NOTE = "network is off for sandboxed commands (agent.shell_network: off)";
+
+/** Whether any of the first lines reports a failed connection or lookup. */
+export function reportsNetworkFailure(output: string): boolean {
+  let seen = 0;
+  for (const line of output.split("\n")) {
+    if (++seen > MAX_LINES * 5) return false;
+    if (NETWORK_FAILURE.test(line)) return true;
+  }
+  return false;
+}
+
+/** The note for a network-off command whose output shows a connection or lookup that failed. */
+export function networkNote(mechanism: "netns" | "landlock", output: string): string | undefined {
+  if (!reportsNetworkFailure(output)) return undefined;
+  const how =
+    mechanism === "netns"
+      ? "the command has a network namespace of its own: no host is reachable, 127.0.0.1 is its own loopback (not the host's) and name lookups fail"
+      : "Landlock refuses every TCP connect and bind (EACCES), loopback included";
+  return `${NETWORK_OFF_NOTE}: ${how}; set agent.shell_network to "on" in your own config to allow it`;
+}
+
+/**
+ * Puts the network note on a result. It replaces the generic "refused access" note (a Landlock
+ * EACCES on connect is not a file), and goes before a note that names denied paths.
+ */
+export function noteNetwork(
+  result: { sandbox_note?: string; sandbox_denied?: SandboxDenial[] },
+  mechanism: "netns" | "landlock" | undefined,
+  output: string,
+): void {
+  const note = mechanism && networkNote(mechanism, output);
+  if (!note) return;
+  result.sandbox_note =
+    result.sandbox_denied?.length && result.sandbox_note ? `${note}; ${result.sandbox_note}` : note;
+}

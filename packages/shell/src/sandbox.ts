@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import {
   type ToolbeltConfig,
   ToolbeltError,
 } from "@toolbelt/core";
-import { createCommandCgroup } from "./cgroup.js";
+import { createCommandCgroup, removeCgroup } from "./cgroup.js";
 
 /** What a result says about the sandbox it ran under. */
 export type SandboxStatus = "landlock" | "unavailable" | "off";
@@ -24,9 +24,53 @@ export interface SandboxProbe {
   reason: string | undefined;
   /** The helper ran: it can track the command (cgroup, watcher) even without Landlock. */
   runs: boolean;
-  /** Whether a private mount namespace (read-only protected paths) can be made, and if not why. */
-  /** Private mount namespace (read-only protected paths); `pidNamespace`: commands get their own /proc. */
-  isolation: { ok: boolean; detail: string; pidNamespace?: boolean };
+  /**
+   * Private mount namespace (read-only protected paths); `pidNamespace`: commands get their own /proc;
+   * `netNamespace`: commands can get a network namespace of their own (agent.shell_network: off).
+   */
+  isolation: { ok: boolean; detail: string; pidNamespace?: boolean; netNamespace?: boolean };
+}
+
+/** How `agent.shell_network: "off"` is enforced here, best first; `unavailable`: commands refuse to run. */
+export type NetworkOffMechanism = "netns" | "landlock" | "unavailable";
+
+/** Landlock's TCP rules (connect, bind) came with ABI 4. */
+export const LANDLOCK_NET_ABI = 4;
+
+/** Test and diagnosis knob: only this mechanism may be used (`netns` or `landlock`). */
+const NETWORK_VIA = "TOOLBELT_SANDBOX_NETWORK_VIA";
+
+function forcedVia(): "netns" | "landlock" | undefined {
+  const v = process.env[NETWORK_VIA];
+  return v === "netns" || v === "landlock" ? v : undefined;
+}
+
+export function networkOff(config: ToolbeltConfig): boolean {
+  return config.agent.shell_network === "off";
+}
+
+/** What the helper would use for network off (the same order and fallbacks as the helper's). */
+export function networkOffMechanism(probe: SandboxProbe = probeSandbox()): NetworkOffMechanism {
+  if (!probe.runs) return "unavailable";
+  const via = forcedVia();
+  if (via !== "landlock" && probe.isolation.netNamespace === true) return "netns";
+  if (via !== "netns" && probe.abi >= LANDLOCK_NET_ABI) return "landlock";
+  return "unavailable";
+}
+
+/** Why network off cannot be enforced here, in words. */
+export function networkOffUnavailable(probe: SandboxProbe = probeSandbox()): string {
+  if (!probe.runs) return probe.reason ?? "the sandbox helper does not run";
+  const via = forcedVia();
+  const netns =
+    via === "landlock"
+      ? `${NETWORK_VIA}=landlock rules out a network namespace`
+      : `no network namespace (${probe.isolation.ok ? "unshare(CLONE_NEWNET) failed" : probe.isolation.detail})`;
+  const landlock =
+    via === "netns"
+      ? `${NETWORK_VIA}=netns rules out Landlock`
+      : `no Landlock network rules (ABI ${probe.abi} < ${LANDLOCK_NET_ABI})`;
+  return `${netns} and ${landlock}`;
 }
 
 /** Processes and threads one sandboxed command may run at once, unless agent.shell_max_processes says. */
@@ -167,28 +211,28 @@ export function landlockEnabledInKernel(): boolean | undefined {
   }
 }
 
-const cache = new Map<string, SandboxProbe>();
+const cache = new Map<string, { probe: SandboxProbe; built: number }>();
 
 /** Finds the helper and asks it for the Landlock ABI; done once per process (and helper override). */
 export function probeSandbox(): SandboxProbe {
   const key = process.env.TOOLBELT_SANDBOX_HELPER ?? "";
-  let probe = cache.get(key);
-  // A helper removed or rebuilt since the probe (a rebuild in place) is probed again.
-  if (probe && !stillThere(probe.helper)) probe = undefined;
-  if (!probe) {
-    probe = probeNow();
-    cache.set(key, probe);
-  }
+  const cached = cache.get(key);
+  // A helper removed, added or rebuilt since the probe is probed again: a rebuilt one may offer more
+  // (or less), and an old probe must not promise what the new binary does not do.
+  if (cached && builtAt(cached.probe.helper ?? findHelper()) === cached.built) return cached.probe;
+  const probe = probeNow();
+  cache.set(key, { probe, built: builtAt(probe.helper) });
   return probe;
 }
 
-function stillThere(helper: string | undefined): boolean {
-  if (!helper) return findHelper() === undefined;
+/** The helper's modification time, -1 when there is none (what tells a rebuild in place). */
+function builtAt(helper: string | undefined): number {
+  if (!helper) return -1;
   try {
     accessSync(helper, constants.X_OK);
-    return true;
+    return statSync(helper).mtimeMs;
   } catch {
-    return false;
+    return -1;
   }
 }
 
@@ -244,9 +288,11 @@ function probeIsolation(helper: string): SandboxProbe["isolation"] {
   const result = spawnSync(helper, ["--probe-isolation"], { encoding: "utf8", timeout: 5000 });
   const out = (result.stdout ?? "").trim();
   if (out.startsWith("ok")) {
-    const pidNamespace = out.endsWith(" +pidns");
-    const rest = pidNamespace ? out.slice(2, -" +pidns".length) : out.slice(2);
-    return { ok: true, detail: `private mount namespace${rest}`, pidNamespace };
+    // "ok (user namespace) +pidns +netns": the +flags say what else a command can get.
+    const pidNamespace = out.includes(" +pidns");
+    const netNamespace = out.includes(" +netns");
+    const rest = out.slice(2).replace(/ \+\w+/g, "");
+    return { ok: true, detail: `private mount namespace${rest}`, pidNamespace, netNamespace };
   }
   // An older helper without the option prints its usage and exits 125.
   return { ok: false, detail: out || result.error?.message || result.stderr?.trim() || "unknown" };
@@ -262,6 +308,8 @@ export interface SandboxPlan {
   readOnly: boolean;
   /** The command's cgroup, when one was created (the caller removes it once the command is done). */
   cgroup?: string;
+  /** agent.shell_network is off, and how the helper enforces it. */
+  network?: Exclude<NetworkOffMechanism, "unavailable">;
 }
 
 export interface SandboxScope {
@@ -298,6 +346,29 @@ function tracking(scope: SandboxScope, cap: number | "max"): { args: string[]; c
  * without Landlock).
  */
 export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
+  const plan = planFiles(config, scope);
+  if (!networkOff(config)) return plan;
+  const probe = probeSandbox();
+  const mechanism = networkOffMechanism(probe);
+  // Fail closed: a command asked to run without network never runs with it.
+  if (mechanism === "unavailable" || !plan.prefix.includes("--")) {
+    if (plan.cgroup) removeCgroup(plan.cgroup);
+    throw new ToolbeltError(
+      "EUNAVAILABLE",
+      `agent.shell_network is "off" but this machine cannot take the network away from a command, so it does not run: ${networkOffUnavailable(probe)}. Set agent.shell_network to "on" in your own config to run it with network.`,
+      { details: { network: "unavailable" } },
+    );
+  }
+  const end = plan.prefix.indexOf("--");
+  const net = ["--net-off"];
+  const via = forcedVia();
+  if (via) net.push("--net-via", via);
+  plan.prefix.splice(end, 0, ...net);
+  plan.network = mechanism;
+  return plan;
+}
+
+function planFiles(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
   const mode: SandboxMode = sandboxMode(config);
   const probe = probeSandbox();
   const trackOnly = (status: SandboxStatus, reason?: string): SandboxPlan => {

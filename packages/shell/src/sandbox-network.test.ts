@@ -1,0 +1,86 @@
+import { type AddressInfo, createServer, type Server } from "node:net";
+import path from "node:path";
+import type { Session } from "@toolbelt/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { family } from "./index.js";
+import type { ShellResult } from "./payloads.js";
+import { networkOffMechanism, probeSandbox } from "./sandbox.js";
+import { ensureHelper, openSession, removeDir, tempDir } from "./test-harness.js";
+
+ensureHelper();
+const mechanism = networkOffMechanism(probeSandbox());
+if (mechanism === "unavailable")
+  console.log("network-off run tests skipped: neither a network namespace nor Landlock ABI >= 4 here");
+
+let root: string;
+let server: Server;
+let port = 0;
+const sessions: Session[] = [];
+
+beforeAll(async () => {
+  root = tempDir("tb-net-root-");
+  server = createServer((socket) => socket.end("hello\n"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((s) => s.close()));
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  removeDir(root);
+});
+
+async function open(config: Record<string, unknown>): Promise<Session> {
+  const s = await openSession(root, config);
+  sessions.push(s);
+  return s;
+}
+
+const connect = () =>
+  `node -e 'require("net").connect(${port},"127.0.0.1").on("data",d=>console.log("got "+d)).on("error",e=>console.log(e.message))'`;
+
+describe("agent.shell_network off", () => {
+  it.skipIf(mechanism === "unavailable")(
+    "keeps a command from the host's server, and the result says why",
+    async () => {
+      const s = await open({ agent: { shell_network: "off" } });
+      const r = (await s.call("shell", { command: connect() })) as unknown as ShellResult;
+      expect(r.stdout).not.toContain("got hello");
+      expect(r.sandbox_note).toMatch(/^network is off for sandboxed commands \(agent\.shell_network: off\)/);
+      const on = (await (await open({})).call("shell", { command: connect() })) as unknown as ShellResult;
+      expect(on.stdout).toContain("got hello");
+    },
+  );
+
+  it("fails closed without the helper, whatever agent.shell_sandbox says", async () => {
+    const saved = process.env.TOOLBELT_SANDBOX_HELPER;
+    process.env.TOOLBELT_SANDBOX_HELPER = path.join(root, "no-such-helper");
+    try {
+      for (const shell_sandbox of ["off", "best-effort"]) {
+        const s = await open({ agent: { shell_network: "off", shell_sandbox } });
+        const r = await s.call("shell", { command: "echo should-not-run" });
+        expect(r).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
+        expect(String(r.message)).toMatch(/shell_network is "off" but .*helper is not built/);
+        const checks = await family.doctor?.({ root, config: s.config });
+        expect(checks?.find((c) => c.name === "sandbox-network")).toMatchObject({ status: "unavailable" });
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TOOLBELT_SANDBOX_HELPER;
+      else process.env.TOOLBELT_SANDBOX_HELPER = saved;
+    }
+  });
+
+  it("doctor names the mechanism", async () => {
+    const s = await open({ agent: { shell_network: "off" } });
+    const check = (await family.doctor?.({ root, config: s.config }))?.find(
+      (c) => c.name === "sandbox-network",
+    );
+    const expected = {
+      netns: /network namespace per command/,
+      landlock: /Landlock network rules/,
+      unavailable: /cannot be enforced/,
+    };
+    expect(check?.detail).toMatch(expected[mechanism]);
+  });
+});
