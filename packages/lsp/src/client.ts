@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { ToolbeltError } from "@toolbelt/core";
+import { ToolbeltError, trackProcessGroup, untrackProcessGroup } from "@toolbelt/core";
 import {
   CancellationTokenSource,
   createMessageConnection,
@@ -48,17 +48,12 @@ const PUSH_QUIET_MS = 300;
 const SHUTDOWN_GRACE_MS = 1500;
 const STDERR_TAIL = 4000;
 
-/** Live server processes, killed if Node exits without closing the session. */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
+/** A live server's group is killed if Node exits without closing the session (core's registry). */
 function track(child: ChildProcess): void {
-  live.add(child);
-  child.once("exit", () => live.delete(child));
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const c of live) killGroup(c, "SIGKILL");
-  });
+  const pid = child.pid;
+  if (pid === undefined) return;
+  trackProcessGroup(pid);
+  child.once("exit", () => untrackProcessGroup(pid));
 }
 
 /** Kills what is left of a server's process group (helpers outliving the server). */

@@ -226,25 +226,6 @@ async function terminateNow(target: Target, graceMs: number): Promise<TerminateR
   return { signal: "SIGKILL", survivors: liveProcesses(target).length };
 }
 
-// Safety net: if the host process exits without closing its sessions, take the groups along.
-const tracked = new Set<number>();
-let exitHookInstalled = false;
-
-export function track(pgid: number): void {
-  tracked.add(pgid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const group of tracked) {
-      try {
-        process.kill(-group, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
-  });
-}
-
-export function untrack(pgid: number): void {
-  tracked.delete(pgid);
-}
+// Safety net: if the host process exits without closing its sessions, take the groups along (core's
+// one registry, shared with the language servers).
+export { trackProcessGroup as track, untrackProcessGroup as untrack } from "@toolbelt/core";
