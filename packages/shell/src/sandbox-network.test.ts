@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { type AddressInfo, createServer, type Server } from "node:net";
 import path from "node:path";
-import type { Session } from "@toolbelt/core";
+import type { Session, ToolbeltConfig } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { family } from "./index.js";
 import type { ShellResult } from "./payloads.js";
-import { networkOffMechanism, probeSandbox } from "./sandbox.js";
+import { networkOffMechanism, planSandbox, probeSandbox } from "./sandbox.js";
 import { ensureHelper, openSession, removeDir, tempDir } from "./test-harness.js";
 
 ensureHelper();
@@ -39,6 +40,49 @@ async function open(config: Record<string, unknown>): Promise<Session> {
 
 const connect = () =>
   `node -e 'require("net").connect(${port},"127.0.0.1").on("data",d=>console.log("got "+d)).on("error",e=>console.log(e.message))'`;
+
+/** Runs `command` the way the shell does (detached, through the plan's prefix) and collects its output. */
+function runPlanned(prefix: string[], command: string): Promise<string> {
+  const argv = [...prefix, "/bin/sh", "-c", `exec 2>&1; ${command}`];
+  return new Promise((resolve) => {
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    child.on("close", () => resolve(out));
+  });
+}
+
+describe("planSandbox with agent.shell_network off", () => {
+  const config = (agent: Record<string, unknown>) => ({ agent }) as unknown as ToolbeltConfig;
+
+  it.skipIf(mechanism === "unavailable")(
+    "puts --net-off before the command, in every sandbox mode",
+    async () => {
+      for (const shell_sandbox of ["best-effort", "off"]) {
+        const plan = planSandbox(config({ shell_network: "off", shell_sandbox }), { root, tmpdir: root });
+        expect(plan.network).toBe(mechanism);
+        expect(plan.prefix.indexOf("--net-off")).toBeGreaterThan(0);
+        expect(plan.prefix.indexOf("--net-off")).toBeLessThan(plan.prefix.indexOf("--"));
+        const out = await runPlanned(plan.prefix, connect());
+        expect(out, shell_sandbox).not.toContain("got hello");
+        expect(out).toMatch(/ECONNREFUSED|EACCES|ENETUNREACH/);
+      }
+      const on = planSandbox(config({}), { root, tmpdir: root });
+      expect(on.prefix).not.toContain("--net-off");
+      expect(on.network).toBeUndefined();
+      expect(await runPlanned(on.prefix, connect())).toContain("got hello");
+    },
+  );
+});
 
 describe("agent.shell_network off", () => {
   it.skipIf(mechanism === "unavailable")(
