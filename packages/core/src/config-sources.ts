@@ -240,6 +240,9 @@ function toolsPart(
           if (current.allowlist === undefined) next[k] = v;
           else ignore(key, "replaces the user's allowlist");
           break;
+        case "rules":
+          next[k] = untrustedRules(v, current.rules, key, ignore);
+          break;
         case "engine":
           if (v === current.engine) next[k] = v;
           else ignore(key, "picks which search program runs");
@@ -249,6 +252,29 @@ function toolsPart(
       }
     }
     out[name] = next;
+  }
+  return out;
+}
+
+/**
+ * Permission rules from an untrusted project only tighten: its deny and ask rules are added to the
+ * user's (a list would otherwise replace the user's when layers merge), its allow rules are ignored.
+ */
+function untrustedRules(
+  value: unknown,
+  mine: unknown,
+  key: string,
+  ignore: (key: string, why: string) => void,
+): Record<string, unknown> {
+  const theirs = isRecord(value) ? value : {};
+  const current = isRecord(mine) ? mine : {};
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  if (list(theirs.allow).length > 0)
+    ignore(`${key}.allow`, "allows without approval what the policy would ask about");
+  const out: Record<string, unknown> = {};
+  for (const kind of ["allow", "ask", "deny"] as const) {
+    const merged = kind === "allow" ? list(current[kind]) : [...list(current[kind]), ...list(theirs[kind])];
+    if (current[kind] !== undefined || merged.length > 0) out[kind] = merged;
   }
   return out;
 }

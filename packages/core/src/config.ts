@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { checkpointsConfigSchema } from "./checkpoints.js";
 import { ToolbeltError } from "./errors.js";
+import { rulesSchema } from "./rules.js";
 import { toolHooksConfigSchema } from "./tool-hooks.js";
 
 export const EDIT_BACKENDS = ["edit_file", "search_replace_block", "structured_patch"] as const;
@@ -16,6 +17,8 @@ const permissionEntry = z.strictObject({
   mode: z.enum(PERMISSION_MODES).optional(),
   /** Regexes over root-relative paths; when present, a path must match one of them. */
   allowlist: z.array(z.string()).optional(),
+  /** Permission rules `{ allow, ask, deny }` of `verb(pattern)` strings (see rules.ts). */
+  rules: rulesSchema.optional(),
 });
 export type PermissionEntry = z.infer<typeof permissionEntry>;
 

@@ -131,6 +131,13 @@ export {
 export { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
+export {
+  type CommandPart,
+  commandRuleMatches,
+  pathRuleMatches,
+  type RuleSubjects,
+  type RulesConfig,
+} from "./rules.js";
 export { DirRef, openForRead } from "./safe-open.js";
 export {
   type BudgetedCallOptions,

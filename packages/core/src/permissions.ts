@@ -1,5 +1,14 @@
 import type { PermissionMode, ToolbeltConfig } from "./config.js";
 import { ToolbeltError } from "./errors.js";
+import {
+  hasRules,
+  judgeRules,
+  type ResolvedRuleSubjects,
+  type RuleSubjects,
+  type RuleVerdict,
+  resolveRuleSubjects,
+  ruleAskNote,
+} from "./rules.js";
 import { testLinesSafely } from "./safe-regex.js";
 import type { Access } from "./tool.js";
 
@@ -19,11 +28,13 @@ export interface PolicySubject {
   access: Access;
   /** Root-relative paths the call touches. */
   paths: string[];
+  /** What a tool that runs command lines does (its `ruleSubjects`), when permission rules apply to it. */
+  rules?: ResolvedRuleSubjects;
 }
 
 export type Decision =
   | { mode: "allow"; source: string }
-  | { mode: "ask"; source: string }
+  | { mode: "ask"; source: string; verdict?: RuleVerdict }
   | { mode: "deny"; source: string; reason: string };
 
 /**
@@ -35,6 +46,28 @@ export const FILE_TOOLS_KEY = "file";
 const FILE_FAMILIES: ReadonlySet<string> = new Set(["files", "edit"]);
 
 type Entry = { mode?: PermissionMode; allowlist?: string[]; enabled?: boolean };
+
+/**
+ * The rules' part of `decide`: deny beats everything (`--allow` too); ask beats the mode, and
+ * `--allow` answers it unless it is firm; an allow rule covering the whole call beats the mode.
+ */
+function ruleDecision(
+  subject: PolicySubject,
+  keys: readonly string[],
+  config: ToolbeltConfig,
+  allow: ReadonlySet<string>,
+): Decision | undefined {
+  const verdict = judgeRules(keys, subject, config);
+  if (!verdict) return undefined;
+  const source = verdict.rule ?? "permission rules";
+  if (verdict.mode === "deny")
+    return { mode: "deny", source, reason: `${JSON.stringify(verdict.part)} matches ${verdict.rule}` };
+  if (verdict.mode === "ask") {
+    if (!verdict.firm && keys.some((k) => allow.has(k))) return { mode: "allow", source: "--allow" };
+    return { mode: "ask", source, verdict };
+  }
+  return { mode: "allow", source };
+}
 
 /** The `tools.*` keys that apply to a tool, broadest first: `file`, its family, its name, its profile name. */
 export function policyKeys(subject: Pick<PolicySubject, "tool" | "calledAs" | "family">): string[] {
@@ -163,7 +196,8 @@ export function listingDecision(
 }
 
 /**
- * The permission policy: per tool, then per family, then the default for the kind of access.
+ * The permission policy: allowlists, then permission rules (rules.ts), then the mode per tool, per
+ * family, or the default for the kind of access.
  * `allow` (from `--allow` or the SDK) turns ask into allow, never deny into allow.
  */
 export function decide(subject: PolicySubject, config: ToolbeltConfig, allow: ReadonlySet<string>): Decision {
@@ -175,6 +209,8 @@ export function decide(subject: PolicySubject, config: ToolbeltConfig, allow: Re
     const source = failed[outside] as string;
     return { mode: "deny", source, reason: `${subject.paths[outside]} is not in ${source}` };
   }
+  const byRule = ruleDecision(subject, keys, config, allow);
+  if (byRule) return byRule;
   let mode: PermissionMode = DEFAULT_MODES[subject.access];
   let source = `default for ${subject.access} access`;
   // Broadest first, so the most specific key that sets a mode wins.
@@ -198,56 +234,18 @@ export interface NamedTool {
 }
 
 /**
- * Families, tools and profile names of toolbelt's built-in families. A session may load only some of
- * them (`toolbelt run` loads the one family it calls), yet a config shared by every run may name any:
- * they are known keys whatever is loaded. A test in the toolbelt package keeps this list in step.
+ * The `tools.*` keys a session knows: `file`, `tool_search`, the names contributions list (every
+ * built-in family's under createToolbelt, loaded or not: a config shared by every run may name
+ * any), every family, tool and profile name of the tools it was granted, and the plugins' names.
+ * Keys for tools that arrive later are admitted by their prefix or family: `mcp__…` (an MCP
+ * server's tools) and `client` (tools a client brings).
  */
-export const BUILTIN_TOOL_KEYS: readonly string[] = [
-  "aider_edit_block_tool",
-  "aider_list_dir_tool",
-  "aider_shell_tool",
-  "ask_user_question",
-  "edit",
-  "edit_file",
-  "file_edit_tool",
-  "files",
-  "list_dir",
-  "list_files",
-  "list_projects",
-  "lsp",
-  "lsp_call_hierarchy",
-  "lsp_definition",
-  "lsp_diagnostics",
-  "lsp_document_symbols",
-  "lsp_hover",
-  "lsp_implementation",
-  "lsp_references",
-  "lsp_rename",
-  "lsp_workspace_symbols",
-  "mcp",
-  "present_ui",
-  "projects",
-  "read_file",
-  "search_files",
-  "search_replace_block",
-  "shell",
-  "shell_session",
-  "shell_session_tool",
-  "structured_patch",
-  "switch_project",
-  "tool_search",
-  "ui",
-  "update_todos",
-  "write_file",
-];
-
-/**
- * The `tools.*` keys a session knows: `file`, the built-ins (`BUILTIN_TOOL_KEYS`), every family,
- * tool and profile name of the tools it was granted, and the plugins' names. Keys for tools that arrive later are admitted by their
- * prefix or family: `mcp__…` (an MCP server's tools) and `client` (tools a client brings).
- */
-export function knownToolKeys(tools: readonly NamedTool[], pluginNames: readonly string[] = []): string[] {
-  const known = new Set<string>([FILE_TOOLS_KEY, "search", "client", ...BUILTIN_TOOL_KEYS, ...pluginNames]);
+export function knownToolKeys(
+  tools: readonly NamedTool[],
+  pluginNames: readonly string[] = [],
+  contributed: readonly string[] = [],
+): string[] {
+  const known = new Set<string>([FILE_TOOLS_KEY, "search", "client", "tool_search", ...contributed, ...pluginNames]);
   for (const tool of tools) {
     known.add(tool.name);
     known.add(tool.family);
@@ -262,8 +260,9 @@ export function checkToolKeys(
   config: ToolbeltConfig,
   tools: readonly NamedTool[],
   pluginNames: readonly string[] = [],
+  contributed: readonly string[] = [],
 ): void {
-  const known = knownToolKeys(tools, pluginNames);
+  const known = knownToolKeys(tools, pluginNames, contributed);
   const unknown = Object.keys(config.tools).filter((k) => !known.includes(k) && !k.startsWith("mcp__"));
   if (unknown.length === 0) return;
   const keys = unknown.map((k) => `tools.${k}`).join(", ");
@@ -272,4 +271,39 @@ export function checkToolKeys(
     `invalid config: unknown key${unknown.length > 1 ? "s" : ""} ${keys} (tools.* keys are tool, family and plugin names, "file", or mcp__<server>__<tool>; known here: ${[...known].join(", ")})`,
     { details: { source: "tools", problems: unknown.map((k) => `unknown key tools.${k}`), known } },
   );
+}
+
+/** What a call's command line does, for the rules; undefined (nothing parsed) when no rule applies to the tool. */
+export async function ruleSubjectsFor(
+  tool: { name: string; family: string; ruleSubjects?: (input: never) => Promise<RuleSubjects> },
+  calledAs: string,
+  input: unknown,
+  config: ToolbeltConfig,
+  resolve: (p: string) => string,
+  cwdAbs: string,
+): Promise<ResolvedRuleSubjects | undefined> {
+  if (!tool.ruleSubjects || !hasRules(policyKeys({ tool: tool.name, calledAs, family: tool.family }), config))
+    return undefined;
+  return resolveRuleSubjects(await tool.ruleSubjects(input as never), resolve, cwdAbs);
+}
+
+/** The prompt line for an ask the rules decided ("" otherwise). */
+export function ruleNote(decision: Decision): string {
+  return decision.mode === "ask" && decision.verdict ? `\n${ruleAskNote(decision.verdict)}` : "";
+}
+
+/** The headless refusal for an ask the rules decided, naming the rule and the part; undefined otherwise. */
+export function ruleRefusal(
+  name: string,
+  family: string,
+  decision: Decision,
+): { needs: string; how: string } | undefined {
+  if (decision.mode !== "ask" || !decision.verdict) return undefined;
+  const v = decision.verdict;
+  return {
+    needs: `${name} needs approval (${ruleAskNote(v)})`,
+    how: v.firm
+      ? "only a person can approve it (an approver on the client): --allow does not lift it while deny rules apply, since it could hide a denied command"
+      : `allow it with --allow ${family} (CLI), an allow rule in your own config (--config FILE or the user config folder), or an approver on the client`,
+  };
 }

@@ -19,7 +19,7 @@ import { type EventInput, type EventOf, EventStream, type EventType, type Toolbe
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
-import { checkToolKeys, decide, toolEnabled } from "./permissions.js";
+import { checkToolKeys, decide, ruleNote, ruleRefusal, ruleSubjectsFor, toolEnabled } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
@@ -510,8 +510,17 @@ export class Session {
       input = hooked.input;
       const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
       const rels = paths.map((p) => this.#resolver.resolve(p, this.#cwd).rel);
+      const resolveRel = (p: string) => this.#resolver.resolve(p, this.#cwd).rel;
+      const rules = await ruleSubjectsFor(tool, binding.name, input, this.#config, resolveRel, this.#cwd);
       const decision = decide(
-        { tool: tool.name, calledAs: binding.name, family: tool.family, access: tool.access, paths: rels },
+        {
+          tool: tool.name,
+          calledAs: binding.name,
+          family: tool.family,
+          access: tool.access,
+          paths: rels,
+          rules,
+        },
         this.#config,
         this.allow,
       );
@@ -522,12 +531,14 @@ export class Session {
       const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
       const askProtected = guarded.length > 0 && !this.allow.has(PROTECTED_ALLOW);
       if ((decision.mode === "ask" && !hooked.allowed) || askProtected) {
-        const summary = summarise(binding.name, input);
+        const summary = summarise(binding.name, input) + ruleNote(decision);
         const ok = await this.#askApproval(
           gate.who,
           input,
           { summary: askProtected ? `${summary}\n${protectedNote(guarded)}` : summary },
-          askProtected ? protectedRefusal(binding.name, guarded, decision.mode === "ask") : undefined,
+          askProtected
+            ? protectedRefusal(binding.name, guarded, decision.mode === "ask")
+            : ruleRefusal(binding.name, tool.family, decision),
         );
         if (!ok.approved)
           return errorPayload("EDENIED", ok.message, {

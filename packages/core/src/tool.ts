@@ -6,6 +6,7 @@ import type { ErrorPayload } from "./errors.js";
 import type { EventInput } from "./events.js";
 import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
+import type { RuleSubjects } from "./rules.js";
 import type { JsonSchema, ToolAnnotations } from "./schema-export.js";
 import type { Session } from "./session.js";
 import type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
@@ -115,6 +116,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kin
   profiles?: Record<string, ProfileVariant | false>;
   /** Root-relative or absolute paths the call touches, for allowlists and approval prompts. */
   paths?: (input: z.output<S>) => string[];
+  /**
+   * For a tool that runs command lines: its simple commands and redirects, judged by permission
+   * rules (rules.ts). Called only when rules apply to the tool.
+   */
+  ruleSubjects?: (input: z.output<S>) => Promise<RuleSubjects>;
   execute: (input: z.output<S>, ctx: ToolContext) => Promise<P | ErrorPayload> | P | ErrorPayload;
   /** The model-facing text for a payload. */
   render?: (payload: P) => string;
@@ -134,6 +140,7 @@ export interface AnyTool {
   editBackend?: EditBackend;
   profiles?: Record<string, ProfileVariant | false>;
   paths?: (input: never) => string[];
+  ruleSubjects?: (input: never) => Promise<RuleSubjects>;
   execute: (input: never, ctx: ToolContext) => Promise<{ kind: string }> | { kind: string };
   render?: (payload: never) => string;
 }

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { shellRuleSubjects } from "./command-rules.js";
 import { z } from "zod";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
@@ -345,6 +346,7 @@ export const shellTool = defineTool({
   ].join(" "),
   input: shellInput,
   profiles: { mewbo: { name: "aider_shell_tool", input: mewboInput, toInput: mewboToInput } },
+  ruleSubjects: shellRuleSubjects,
   execute: async (input, ctx): Promise<ShellResult | ShellStarted> => {
     const state = ShellState.of(ctx.session);
     if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config.js";
+import { mergeLayers } from "./config-sources.js";
+import { decide } from "./permissions.js";
+import { commandRuleMatches, globMatch, pathRuleMatches } from "./rules.js";
+
+const cfg = (tools: Record<string, unknown>) => parseConfig({ tools }, "test");
+const none: ReadonlySet<string> = new Set();
+
+describe("rule patterns", () => {
+  it("matches command prefixes word by word", () => {
+    expect(commandRuleMatches("npm test:*", ["npm", "test"])).toBe(true);
+    expect(commandRuleMatches("npm test:*", ["npm", "test", "--", "-w"])).toBe(true);
+    expect(commandRuleMatches("npm test:*", ["npm", "tests"])).toBe(false);
+    expect(commandRuleMatches("npm test:*", ["npm"])).toBe(false);
+  });
+
+  it("matches a glob over the command text and an exact command otherwise", () => {
+    expect(commandRuleMatches("git diff*", ["git", "diff", "--stat"])).toBe(true);
+    expect(commandRuleMatches("git diff*", ["git", "log"])).toBe(false);
+    expect(commandRuleMatches("make  build", ["make", "build"])).toBe(true);
+    expect(commandRuleMatches("make build", ["make", "build", "x"])).toBe(false);
+  });
+
+  it("matches paths with *, ** and ?", () => {
+    expect(pathRuleMatches("src/**", "src")).toBe(true);
+    expect(pathRuleMatches("src/**", "src/a/b.ts")).toBe(true);
+    expect(pathRuleMatches("src/**", "srcx/a.ts")).toBe(false);
+    expect(pathRuleMatches("src/*.ts", "src/a/b.ts")).toBe(false);
+    expect(pathRuleMatches("**/*.env", "a/b/.env")).toBe(true);
+    expect(pathRuleMatches("**/*.env", ".env")).toBe(true);
+    expect(pathRuleMatches("./docs/?.md", "docs/a.md")).toBe(true);
+  });
+
+  it("costs at most pattern × text steps, whatever the pattern", () => {
+    // A backtracking matcher takes exponential time on this; the state simulation answers at once.
+    const pattern = `${"*a".repeat(40)}b`;
+    expect(globMatch(pattern, "a".repeat(5000), false)).toBe(false);
+  });
+});
+
+describe("decide with rules", () => {
+  const read = { tool: "read_file", family: "files", access: "read" as const };
+  const write = { tool: "write_file", family: "files", access: "write" as const };
+
+  it("deny beats ask beats allow, and deny beats --allow", () => {
+    const config = cfg({
+      file: {
+        rules: { allow: ["write(src/**)"], ask: ["write(src/gen/**)"], deny: ["write(src/secret/**)"] },
+      },
+    });
+    expect(decide({ ...write, paths: ["src/a.ts"] }, config, none).mode).toBe("allow");
+    expect(decide({ ...write, paths: ["src/gen/a.ts"] }, config, none).mode).toBe("ask");
+    expect(decide({ ...write, paths: ["src/secret/k"] }, config, new Set(["file", "files"])).mode).toBe(
+      "deny",
+    );
+  });
+
+  it("falls back to the mode when no rule covers every path", () => {
+    const config = cfg({ file: { mode: "ask", rules: { allow: ["write(src/**)"] } } });
+    expect(decide({ ...write, paths: ["src/a.ts", "README.md"] }, config, none).mode).toBe("ask");
+    expect(decide({ ...write, paths: ["src/a.ts"] }, config, none).mode).toBe("allow");
+  });
+
+  it("matches read rules on read paths only, and tool names on the tool's own paths", () => {
+    const config = cfg({ file: { rules: { deny: ["read(secrets/**)", "write_file(docs/**)"] } } });
+    expect(decide({ ...read, paths: ["secrets/k"] }, config, none).mode).toBe("deny");
+    expect(decide({ ...write, paths: ["secrets/k"] }, config, none).mode).toBe("allow");
+    expect(decide({ ...write, paths: ["docs/a.md"] }, config, none).mode).toBe("deny");
+    expect(decide({ ...read, paths: ["docs/a.md"] }, config, none).mode).toBe("allow");
+  });
+
+  it("an allow rule beats a deny mode (deny everything except), never an allowlist", () => {
+    const config = cfg({ file: { mode: "deny", allowlist: ["^src/"], rules: { allow: ["write"] } } });
+    expect(decide({ ...write, paths: ["src/a.ts"] }, config, none).mode).toBe("allow");
+    expect(decide({ ...write, paths: ["lib/a.ts"] }, config, none).mode).toBe("deny");
+  });
+
+  it("rejects a malformed rule when the config is read", () => {
+    expect(() => cfg({ shell: { rules: { allow: ["shell(npm test"] } } })).toThrow(/rule/);
+  });
+});
+
+describe("rules from an untrusted project", () => {
+  const user = {
+    source: "user",
+    trusted: true,
+    value: { tools: { shell: { rules: { deny: ["shell(rm:*)"] } } } },
+  };
+  const project = {
+    source: "project",
+    trusted: false,
+    value: {
+      tools: {
+        shell: { rules: { allow: ["shell(curl:*)"], deny: ["shell(dd:*)"], ask: ["shell(git push:*)"] } },
+      },
+    },
+  };
+
+  it("adds their deny and ask rules to the user's and ignores their allow rules, loudly", () => {
+    const { config, ignored } = mergeLayers([user, project] as never);
+    expect(config.tools.shell?.rules).toEqual({
+      ask: ["shell(git push:*)"],
+      deny: ["shell(rm:*)", "shell(dd:*)"],
+    });
+    expect(ignored.map((i) => i.key)).toContain("tools.shell.rules.allow");
+  });
+
+  it("keeps them when trusted", () => {
+    const { config } = mergeLayers([user, { ...project, trusted: true }] as never);
+    expect(config.tools.shell?.rules?.allow).toEqual(["shell(curl:*)"]);
+  });
+});

@@ -1,0 +1,346 @@
+import path from "node:path";
+import { z } from "zod";
+import type { ToolbeltConfig } from "./config.js";
+import type { Access } from "./tool.js";
+
+/**
+ * Permission rules: `tools.<key>.rules = { allow, ask, deny }` of `verb(pattern)` strings.
+ *
+ * Verbs: `shell` matches the simple commands of a tool that runs command lines (`shell(npm test:*)`,
+ * `shell(git diff*)`); `read` / `write` match the paths a call reads or writes (`read(src/**)`);
+ * a tool or family name matches that tool's own paths whatever its access (`write_file(docs/**)`).
+ * A verb without a pattern (`shell`, `write`) matches every subject of that verb.
+ * Precedence: any deny → deny (even under `--allow`); else any ask → ask; else, when an allow rule
+ * covers every part of the call, allow; else the mode/allowlist decision as without rules.
+ */
+
+const RULE = /^([A-Za-z][\w-]*)(?:\((.*)\))?$/s;
+
+const ruleList = z.array(
+  z.string().regex(RULE, 'a rule is verb or verb(pattern), e.g. "shell(npm test:*)" or "read(src/**)"'),
+);
+export const rulesSchema = z.strictObject({
+  allow: ruleList.optional(),
+  ask: ruleList.optional(),
+  deny: ruleList.optional(),
+});
+export type RulesConfig = z.infer<typeof rulesSchema>;
+
+export type RuleKind = "allow" | "ask" | "deny";
+
+/** One simple command of a command line, as a tool's `ruleSubjects` reports it. */
+export interface CommandPart {
+  /** The command's words after quote removal (`n"p"m` is `npm`); a non-literal word keeps its source text. */
+  words: string[];
+  /** What a prompt shows for this part (the source text of the command). */
+  text: string;
+  /** Set when the part cannot be seen through (`eval "$x"`, `$cmd`, `sudo`, an unparseable line): it asks. */
+  opaque?: string;
+}
+
+/** What a tool that runs command lines reports about one call, for the rules to judge. */
+export interface RuleSubjects {
+  commands: CommandPart[];
+  /** Files the command line writes by redirection (`> out.txt`), as written, relative to `cwd`. */
+  writes?: string[];
+  /** Files it reads by redirection (`< in.txt`). */
+  reads?: string[];
+  /** The directory the command runs in, relative to the session's cwd (default: the session's cwd). */
+  cwd?: string;
+}
+
+/** Rule subjects with redirect targets resolved to root-relative paths (absolute when outside the root). */
+export interface ResolvedRuleSubjects {
+  commands: CommandPart[];
+  writes: string[];
+  reads: string[];
+}
+
+interface Rule {
+  kind: RuleKind;
+  verb: string;
+  /** undefined: the rule matches every subject of its verb. */
+  pattern: string | undefined;
+  text: string;
+  /** Where it came from, for messages: `tools.shell.rules.deny[0]`. */
+  source: string;
+}
+
+export interface RuleVerdict {
+  mode: RuleKind;
+  /** The rule that decided, quoted with its source; undefined when the part was opaque. */
+  rule?: string;
+  /** The part of the call the verdict is about: a command's text or a path. */
+  part: string;
+  /** Why an opaque part asks. */
+  why?: string;
+  /** An ask `--allow` must not turn into allow: an opaque part that could hide a denied command. */
+  firm?: boolean;
+}
+
+interface Subject {
+  tool: string;
+  calledAs?: string;
+  family: string;
+  access: Access;
+  paths: string[];
+  rules?: ResolvedRuleSubjects;
+}
+
+type Entries = Record<string, { rules?: RulesConfig } | undefined>;
+
+/** The rules under every `tools.*` key that applies to the tool (see policyKeys), in order. */
+export function collectRules(keys: readonly string[], config: ToolbeltConfig): Rule[] {
+  const entries = config.tools as Entries;
+  const out: Rule[] = [];
+  for (const key of keys) {
+    const rules = entries[key]?.rules;
+    if (!rules) continue;
+    for (const kind of ["deny", "ask", "allow"] as const) {
+      (rules[kind] ?? []).forEach((text, i) => {
+        const m = RULE.exec(text);
+        if (!m) return;
+        out.push({
+          kind,
+          verb: m[1] as string,
+          pattern: m[2]?.trim() || undefined,
+          text,
+          source: `tools.${key}.rules.${kind}[${i}]`,
+        });
+      });
+    }
+  }
+  return out;
+}
+
+/** True when any rule applies to the tool: only then is a command line parsed for the rules. */
+export function hasRules(keys: readonly string[], config: ToolbeltConfig): boolean {
+  const entries = config.tools as Entries;
+  return keys.some((k) => {
+    const r = entries[k]?.rules;
+    return !!r && !!(r.allow?.length || r.ask?.length || r.deny?.length);
+  });
+}
+
+type GlobToken =
+  | { t: "lit"; c: string }
+  | { t: "one" }
+  | { t: "star"; slash: boolean }
+  /** `**​/`: zero or more whole directories; `skip` jumps past its two inner tokens. */
+  | { t: "opt"; skip: number };
+
+function tokenize(pattern: string, paths: boolean): GlobToken[] {
+  const out: GlobToken[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === "\\" && i + 1 < pattern.length) {
+      out.push({ t: "lit", c: pattern[++i] as string });
+    } else if (c === "*") {
+      let j = i;
+      while (pattern[j + 1] === "*") j++;
+      const double = j > i;
+      i = j;
+      if (paths && double && pattern[i + 1] === "/") {
+        out.push({ t: "opt", skip: 3 }, { t: "star", slash: true }, { t: "lit", c: "/" });
+        i++;
+      } else out.push({ t: "star", slash: !paths || double });
+    } else if (c === "?") out.push({ t: "one" });
+    else out.push({ t: "lit", c });
+  }
+  return out;
+}
+
+/**
+ * Glob match by simulating the pattern as a set of positions, so any pattern (an untrusted project's
+ * deny rules are caller input) costs at most pattern × text steps: no backtracking, no regex.
+ * `paths`: `*` and `?` stop at `/`, `**` crosses it, `**​/` also matches no directory.
+ */
+export function globMatch(pattern: string, text: string, paths: boolean): boolean {
+  const tokens = tokenize(pattern, paths);
+  const n = tokens.length;
+  const close = (states: Set<number>): Set<number> => {
+    const stack = [...states];
+    while (stack.length) {
+      const i = stack.pop() as number;
+      const tok = tokens[i];
+      const next = tok?.t === "star" ? [i + 1] : tok?.t === "opt" ? [i + 1, i + tok.skip] : [];
+      for (const j of next)
+        if (!states.has(j)) {
+          states.add(j);
+          stack.push(j);
+        }
+    }
+    return states;
+  };
+  let states = close(new Set([0]));
+  for (const ch of text) {
+    const next = new Set<number>();
+    for (const i of states) {
+      const tok = tokens[i];
+      if (!tok) continue;
+      if (tok.t === "lit" && tok.c === ch) next.add(i + 1);
+      else if (tok.t === "one" && !(paths && ch === "/")) next.add(i + 1);
+      else if (tok.t === "star" && (tok.slash || ch !== "/")) next.add(i);
+    }
+    if (next.size === 0) return false;
+    states = close(next);
+  }
+  return states.has(n);
+}
+
+function normalisePattern(p: string): string {
+  let out = p.replace(/\\/g, "/");
+  while (out.startsWith("./")) out = out.slice(2);
+  if (out.length > 1 && out.endsWith("/")) out = out.slice(0, -1);
+  return out;
+}
+
+/** `src/**` also names `src` itself; `.` or `**` name the whole root. */
+export function pathRuleMatches(pattern: string, rel: string): boolean {
+  const p = normalisePattern(pattern);
+  if (globMatch(p, rel, true)) return true;
+  if (p.endsWith("/**") && globMatch(p.slice(0, -3), rel, true)) return true;
+  return false;
+}
+
+/**
+ * `npm test:*`: the words start with `npm test` (word by word, so `npm tests` is not `npm test`);
+ * a pattern with `*` or `?` is a glob over the words joined by single spaces (`git diff*`); any other
+ * pattern is the exact command.
+ */
+export function commandRuleMatches(pattern: string, words: readonly string[]): boolean {
+  if (pattern.endsWith(":*")) {
+    const want = pattern.slice(0, -2).trim().split(/\s+/).filter(Boolean);
+    return want.length > 0 && want.length <= words.length && want.every((w, i) => words[i] === w);
+  }
+  const text = words.join(" ");
+  if (/[*?]/.test(pattern)) return globMatch(pattern.trim().split(/\s+/).join(" "), text, false);
+  return pattern.trim().split(/\s+/).join(" ") === text;
+}
+
+const COMMAND_VERBS: ReadonlySet<string> = new Set(["shell"]);
+
+function commandMatches(rule: Rule, part: CommandPart, strict: boolean): boolean {
+  if (!COMMAND_VERBS.has(rule.verb)) return false;
+  if (rule.pattern === undefined) return true;
+  if (commandRuleMatches(rule.pattern, part.words)) return true;
+  // Deny and ask also match the command by its base name: `/usr/bin/curl x` is `curl x` to them.
+  const first = part.words[0];
+  if (strict || !first?.includes("/")) return false;
+  return commandRuleMatches(rule.pattern, [path.posix.basename(first), ...part.words.slice(1)]);
+}
+
+interface PathPart {
+  rel: string;
+  access: Access;
+  /** The call's own paths (from `paths(input)`), which tool and family verbs also match. */
+  own: boolean;
+}
+
+function pathMatches(rule: Rule, part: PathPart, subject: Subject): boolean {
+  const byAccess = rule.verb === part.access;
+  const byTool =
+    part.own &&
+    (rule.verb === subject.tool || rule.verb === subject.calledAs || rule.verb === subject.family);
+  if (!byAccess && !byTool) return false;
+  if (COMMAND_VERBS.has(rule.verb) && !byAccess) return false;
+  return rule.pattern === undefined || pathRuleMatches(rule.pattern, part.rel);
+}
+
+function quote(rule: Rule): string {
+  return `${rule.kind} rule ${JSON.stringify(rule.text)} (${rule.source})`;
+}
+
+/**
+ * The verdict of the rules on one call, or undefined when they say nothing about it (the mode and
+ * allowlist decide). Every command part, redirect target and path is judged on its own.
+ */
+export function judgeRules(
+  keys: readonly string[],
+  subject: Subject,
+  config: ToolbeltConfig,
+): RuleVerdict | undefined {
+  const rules = collectRules(keys, config);
+  if (rules.length === 0) return undefined;
+  const commands = subject.rules?.commands;
+  const pathParts: PathPart[] = [
+    ...subject.paths.map((rel) => ({ rel, access: subject.access, own: true })),
+    ...(subject.rules?.writes ?? []).map((rel) => ({ rel, access: "write" as const, own: false })),
+    ...(subject.rules?.reads ?? []).map((rel) => ({ rel, access: "read" as const, own: false })),
+  ];
+  const of = (kind: RuleKind) => rules.filter((r) => r.kind === kind);
+  const deny = of("deny");
+  const ask = of("ask");
+  const allow = of("allow");
+
+  for (const part of commands ?? []) {
+    const hit = deny.find((r) => commandMatches(r, part, false));
+    if (hit) return { mode: "deny", rule: quote(hit), part: part.text };
+  }
+  for (const part of pathParts) {
+    const hit = deny.find((r) => pathMatches(r, part, subject));
+    if (hit) return { mode: "deny", rule: quote(hit), part: part.rel };
+  }
+  const denyCommands = deny.some((r) => COMMAND_VERBS.has(r.verb));
+  for (const part of commands ?? []) {
+    if (part.opaque) return { mode: "ask", part: part.text, why: part.opaque, firm: denyCommands };
+    const hit = ask.find((r) => commandMatches(r, part, false));
+    if (hit) return { mode: "ask", rule: quote(hit), part: part.text };
+  }
+  for (const part of pathParts) {
+    const hit = ask.find((r) => pathMatches(r, part, subject));
+    if (hit) return { mode: "ask", rule: quote(hit), part: part.rel };
+  }
+  // Allow needs every part of what the call does: for a command line its commands and the files it
+  // redirects into; for any other tool its paths. Nothing to judge → the rules say nothing.
+  const primary: Array<() => Rule | undefined> = commands
+    ? [
+        ...commands.map((part) => () => allow.find((r) => commandMatches(r, part, true))),
+        ...pathParts
+          .filter((p) => !p.own)
+          .map((part) => () => allow.find((r) => pathMatches(r, part, subject))),
+      ]
+    : pathParts.map((part) => () => allow.find((r) => pathMatches(r, part, subject)));
+  if (primary.length === 0 || allow.length === 0) return undefined;
+  let first: Rule | undefined;
+  for (const check of primary) {
+    const hit = check();
+    if (!hit) return undefined;
+    first ??= hit;
+  }
+  const shown = commands?.[0]?.text ?? pathParts[0]?.rel ?? "";
+  return { mode: "allow", rule: quote(first as Rule), part: shown };
+}
+
+/**
+ * Resolves a tool's rule subjects for `judgeRules`: redirect targets become root-relative (or
+ * absolute outside the root). `resolve` maps a path relative to the session's cwd (`cwdAbs`) to a
+ * root-relative one and throws for a path outside the root.
+ */
+export function resolveRuleSubjects(
+  subjects: RuleSubjects,
+  resolve: (p: string) => string,
+  cwdAbs: string,
+): ResolvedRuleSubjects {
+  const base = subjects.cwd ?? ".";
+  const one = (p: string): string => {
+    const joined = path.isAbsolute(p) ? p : path.join(base, p);
+    try {
+      return resolve(joined);
+    } catch {
+      return path.resolve(cwdAbs, joined);
+    }
+  };
+  return {
+    commands: subjects.commands,
+    writes: (subjects.writes ?? []).map(one),
+    reads: (subjects.reads ?? []).map(one),
+  };
+}
+
+/** The line an approval prompt adds for a call the rules asked about. */
+export function ruleAskNote(verdict: RuleVerdict): string {
+  return verdict.rule
+    ? `asked by ${verdict.rule} for: ${verdict.part}`
+    : `asks because ${verdict.why ?? "it cannot be checked"}: ${verdict.part}`;
+}

@@ -1,0 +1,398 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { CommandPart, RuleSubjects } from "@toolbelt/core";
+import type { Node as SyntaxNode, Parser as TsParser } from "web-tree-sitter";
+
+/**
+ * What a command line runs, for permission rules: every simple command of it — through pipelines,
+ * lists, subshells, groups, command and process substitutions, `bash -c` strings, `eval` of literal
+ * text, function bodies, here-docs and control flow — as word lists, plus the files it redirects
+ * into. Parsed by tree-sitter's bash grammar (a wasm build: no native code), loaded on the first
+ * call only, so a session without rules never loads it. Whatever it cannot see through is a part
+ * marked `opaque`, which the rules answer with ask, never allow.
+ */
+
+let parserPromise: Promise<TsParser> | undefined;
+
+function loadParser(): Promise<TsParser> {
+  parserPromise ??= (async () => {
+    const { Parser, Language } = await import("web-tree-sitter");
+    await Parser.init();
+    const require = createRequire(import.meta.url);
+    const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const parser = new Parser();
+    parser.setLanguage(bash);
+    return parser;
+  })();
+  // A failed load is retried on the next call rather than cached.
+  parserPromise.catch(() => {
+    parserPromise = undefined;
+  });
+  return parserPromise;
+}
+
+/** Longer command lines are not parsed for the rules (they ask): the parse is bounded. */
+export const MAX_RULE_COMMAND_CHARS = 64 * 1024;
+/** `bash -c "bash -c '…'"` and `eval` are followed this deep; deeper asks. */
+const MAX_DEPTH = 8;
+
+/**
+ * Wrappers that only run their argument (with a time limit, niceness, no hangup...): the rules see
+ * the inner command as if written alone. The value lists the options that take a separate value;
+ * `positional` counts leading operands before the command (`timeout 5 cmd`).
+ */
+const TRANSPARENT: Record<string, { takesValue?: string[]; positional?: number }> = {
+  builtin: {},
+  command: {},
+  coproc: {},
+  env: { takesValue: ["-u", "--unset", "-C", "--chdir"] },
+  exec: { takesValue: ["-a"] },
+  ionice: { takesValue: ["-c", "--class", "-n", "--classdata"] },
+  nice: { takesValue: ["-n", "--adjustment"] },
+  nohup: {},
+  setsid: {},
+  stdbuf: { takesValue: ["-i", "-o", "-e", "--input", "--output", "--error"] },
+  time: { takesValue: ["-f", "--format", "-o", "--output"] },
+  timeout: { takesValue: ["-s", "--signal", "-k", "--kill-after"], positional: 1 },
+};
+
+/**
+ * Commands that run their arguments with other privileges, inputs or timing: they always ask; the
+ * inner command is still judged so that a deny rule on it denies (`sudo curl x`).
+ */
+const RUNNERS: ReadonlySet<string> = new Set([
+  "sudo",
+  "doas",
+  "pkexec",
+  "su",
+  "runuser",
+  "xargs",
+  "parallel",
+  "watch",
+  "chroot",
+  "unshare",
+  "nsenter",
+  "flock",
+  "strace",
+  "ltrace",
+]);
+
+const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
+
+/** Variables that change which program runs or what the shell executes: setting one asks. */
+const LOADER_VARIABLE =
+  /^(PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|IFS|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|NODE_OPTIONS|BASH_FUNC_.*|GIT_\w*|PYTHONPATH|PERL5OPT|RUBYOPT)$/;
+
+/** Redirect targets that are not files. */
+const NOT_A_FILE = /^\/dev\/(null|stdin|stdout|stderr|fd\/\d+|tty)$/;
+
+interface Word {
+  value: string;
+  /** False when the word expands at run time (its value is then its source text). */
+  literal: boolean;
+}
+
+interface Collected {
+  commands: CommandPart[];
+  writes: string[];
+  reads: string[];
+}
+
+function opaque(text: string, why: string): CommandPart {
+  return { words: [text], text, opaque: why };
+}
+
+/** The literal value of a word after quote removal, or undefined when it expands at run time. */
+function literal(node: SyntaxNode): string | undefined {
+  switch (node.type) {
+    case "word":
+    case "command_name":
+      if (node.type === "command_name") {
+        const only = node.namedChildren[0];
+        return only && node.namedChildCount === 1 ? literal(only) : undefined;
+      }
+      // A word with `$`, backquotes or brace/tilde tricks would have parsed into other nodes; an
+      // unquoted backslash escapes the next character.
+      return node.text.replace(/\\([\s\S])/g, "$1");
+    case "number":
+      return node.text;
+    case "raw_string":
+      return node.text.slice(1, -1);
+    case "string": {
+      let out = "";
+      for (const child of node.namedChildren) {
+        if (!child) return undefined;
+        if (child.type !== "string_content") return undefined;
+        out += child.text.replace(/\\([$`"\\\n])/g, "$1");
+      }
+      return out;
+    }
+    case "concatenation": {
+      let out = "";
+      for (const child of node.namedChildren) {
+        const v = child ? literal(child) : undefined;
+        if (v === undefined) return undefined;
+        out += v;
+      }
+      return out;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function named(node: SyntaxNode): SyntaxNode[] {
+  return node.namedChildren.filter((c): c is SyntaxNode => c !== null);
+}
+
+class Walker {
+  readonly out: Collected = { commands: [], writes: [], reads: [] };
+
+  constructor(
+    private readonly parser: TsParser,
+    private readonly depth: number,
+  ) {}
+
+  /** Parses `source` and walks it; a line that does not parse is one opaque part. */
+  script(source: string): void {
+    if (source.length > MAX_RULE_COMMAND_CHARS) {
+      this.out.commands.push(
+        opaque(`${source.slice(0, 80)}…`, `it is over ${MAX_RULE_COMMAND_CHARS} characters`),
+      );
+      return;
+    }
+    const tree = this.parser.parse(source);
+    if (!tree) {
+      this.out.commands.push(opaque(source, "it cannot be parsed"));
+      return;
+    }
+    try {
+      if (tree.rootNode.hasError) {
+        this.out.commands.push(opaque(source, "it cannot be parsed as bash"));
+        return;
+      }
+      this.visit(tree.rootNode);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  private nested(source: string, text: string, why: string): void {
+    if (this.depth >= MAX_DEPTH) {
+      this.out.commands.push(opaque(text, `${why} nests over ${MAX_DEPTH} levels`));
+      return;
+    }
+    const inner = new Walker(this.parser, this.depth + 1);
+    inner.script(source);
+    this.out.commands.push(...inner.out.commands);
+    this.out.writes.push(...inner.out.writes);
+    this.out.reads.push(...inner.out.reads);
+  }
+
+  private visit(node: SyntaxNode): void {
+    switch (node.type) {
+      case "command":
+        this.command(node);
+        return;
+      case "variable_assignment":
+        this.assignment(node);
+        return;
+      case "declaration_command":
+      case "unset_command":
+        // `export PATH=…`, `declare -x`, `local`: judged as a command of their own, so an allow rule
+        // covering the rest does not silently cover them; their values may hold substitutions.
+        this.out.commands.push({ words: node.text.split(/\s+/), text: node.text });
+        for (const child of named(node))
+          if (child.type === "variable_assignment") this.assignment(child);
+          else this.visit(child);
+        return;
+      case "file_redirect":
+      case "herestring_redirect":
+      case "heredoc_redirect":
+        this.redirect(node);
+        return;
+      default:
+        for (const child of named(node)) this.visit(child);
+    }
+  }
+
+  private assignment(node: SyntaxNode): void {
+    const name = node.childForFieldName("name")?.text ?? "";
+    if (LOADER_VARIABLE.test(name)) this.out.commands.push(opaque(node.text, `it sets ${name}`));
+    for (const child of named(node)) if (child.type !== "variable_name") this.visit(child);
+  }
+
+  private redirect(node: SyntaxNode): void {
+    // Operators are the unnamed children: `>`, `>>`, `&>`, `>|`, `<`, `<>`, `>&`, `<&`...
+    const op = node.children
+      .filter((c): c is SyntaxNode => c !== null && !c.isNamed)
+      .map((c) => c.text)
+      .join("");
+    if (node.type === "file_redirect") {
+      const dest = node.childForFieldName("destination") ?? named(node).at(-1);
+      if (!dest) return;
+      const value = literal(dest);
+      for (const child of named(node)) this.visit(child);
+      if (value === undefined) {
+        this.out.commands.push(opaque(node.text, "its redirect target is not literal"));
+        return;
+      }
+      // `2>&1`, `>&-`: a descriptor, not a file.
+      if ((op.endsWith("&") && /^(\d+|-)$/.test(value)) || NOT_A_FILE.test(value)) return;
+      if (/^\/dev\/(tcp|udp)\//.test(value)) {
+        this.out.commands.push(opaque(node.text, "it redirects to a network connection"));
+        return;
+      }
+      if (op.startsWith("<") && op !== "<>") this.out.reads.push(value);
+      else this.out.writes.push(value);
+      return;
+    }
+    for (const child of named(node)) this.visit(child);
+  }
+
+  private command(node: SyntaxNode): void {
+    const words: Word[] = [];
+    for (const child of named(node)) {
+      if (child.type === "variable_assignment") {
+        this.assignment(child);
+        continue;
+      }
+      if (child.type.endsWith("_redirect")) {
+        this.redirect(child);
+        continue;
+      }
+      if (child.type === "comment") continue;
+      const value = literal(child);
+      words.push(value === undefined ? { value: child.text, literal: false } : { value, literal: true });
+      // Substitutions inside a word run first: each is judged as a command line of its own.
+      this.visit(child);
+    }
+    if (words.length > 0) this.words(words, node.text);
+  }
+
+  /** Judges one simple command given as words, seeing through wrappers, shells and eval. */
+  private words(words: Word[], text: string): void {
+    const first = words[0] as Word;
+    // A name from an expansion, or one a glob or brace expansion rewrites (`/usr/bin/cur?`, `{curl,x}`).
+    if (!first.literal || /[*?[{]/.test(first.value)) {
+      this.out.commands.push(opaque(text, "its command name is only known at run time"));
+      return;
+    }
+    const values = words.map((w) => w.value);
+    const base = path.posix.basename(first.value);
+    const wrapper = TRANSPARENT[base];
+    if (wrapper) {
+      const inner = innerCommand(values, wrapper, base === "env");
+      if (inner === "opaque") {
+        this.out.commands.push(opaque(text, `${base} is given options toolbelt does not follow`));
+        return;
+      }
+      if (inner.loader) this.out.commands.push(opaque(text, `it sets ${inner.loader}`));
+      if (inner.at >= words.length) {
+        this.out.commands.push({ words: values, text });
+        return;
+      }
+      this.words(words.slice(inner.at), text);
+      return;
+    }
+    if (RUNNERS.has(base)) {
+      this.out.commands.push(opaque(text, `${base} runs its arguments as a command`));
+      const at = words.findIndex((w, i) => i > 0 && !w.value.startsWith("-"));
+      if (at !== -1) this.words(words.slice(at), text);
+      return;
+    }
+    if (SHELLS.has(base)) {
+      this.shell(words, text);
+      return;
+    }
+    if (base === "eval") {
+      if (words.slice(1).some((w) => !w.literal)) {
+        this.out.commands.push(opaque(text, "eval runs text only known at run time"));
+        return;
+      }
+      this.nested(values.slice(1).join(" "), text, "eval");
+      return;
+    }
+    if (base === "source" || base === "." || base === "trap") {
+      this.out.commands.push(opaque(text, `${base} runs commands toolbelt cannot see`));
+      return;
+    }
+    this.out.commands.push({ words: values, text });
+  }
+
+  private shell(words: Word[], text: string): void {
+    const name = (words[0] as Word).value;
+    const args = words.slice(path.posix.basename(name) === "busybox" ? 2 : 1);
+    let i = 0;
+    let dashC = false;
+    for (; i < args.length; i++) {
+      const a = (args[i] as Word).value;
+      if (a === "--") {
+        i++;
+        break;
+      }
+      if (!/^[-+]/.test(a)) break;
+      if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(a)) dashC = true;
+      // `-o option` / `-O shopt` take a value.
+      if (a === "-o" || a === "+o" || a === "-O" || a === "+O") i++;
+    }
+    const script = args[i];
+    if (!dashC || script === undefined) {
+      this.out.commands.push(opaque(text, `${name} runs commands from a script or its input`));
+      return;
+    }
+    if (!script.literal) {
+      this.out.commands.push(opaque(text, `${name} -c runs text only known at run time`));
+      return;
+    }
+    this.nested(script.value, text, `${name} -c`);
+  }
+}
+
+/** The command a transparent wrapper runs, after its options (and `env`'s assignments). */
+function innerCommand(
+  words: string[],
+  spec: { takesValue?: string[]; positional?: number },
+  isEnv: boolean,
+): { at: number; loader?: string } | "opaque" {
+  let i = 1;
+  let loader: string | undefined;
+  for (; i < words.length; i++) {
+    const w = words[i] as string;
+    if (w === "--") {
+      i++;
+      break;
+    }
+    if (isEnv && /^-[a-zA-Z]*S/.test(w)) return "opaque";
+    if (isEnv && w === "--split-string") return "opaque";
+    if (w.startsWith("-") && w.length > 1) {
+      if (spec.takesValue?.includes(w)) i++;
+      continue;
+    }
+    if (isEnv && /^[A-Za-z_]\w*=/.test(w)) {
+      const variable = w.slice(0, w.indexOf("="));
+      if (LOADER_VARIABLE.test(variable)) loader ??= variable;
+      continue;
+    }
+    break;
+  }
+  i += spec.positional ?? 0;
+  return { at: i, ...(loader ? { loader } : {}) };
+}
+
+/** The simple commands and redirect targets of a command line (see the module comment). */
+export async function commandLineParts(commandLine: string): Promise<Collected> {
+  const parser = await loadParser();
+  const walker = new Walker(parser, 0);
+  walker.script(commandLine);
+  return walker.out;
+}
+
+/** `ruleSubjects` for a tool whose input is `{ command, cwd? }`. */
+export async function shellRuleSubjects(input: {
+  command: string;
+  cwd?: string | undefined;
+}): Promise<RuleSubjects> {
+  const parts = await commandLineParts(input.command);
+  return { ...parts, ...(input.cwd ? { cwd: input.cwd } : {}) };
+}
