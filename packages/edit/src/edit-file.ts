@@ -13,10 +13,9 @@ import { ALL_STRATEGIES, locate, type Match, type MatchFailure } from "./matcher
 import {
   applyEdits,
   type EditPlanner,
+  editInput,
   editList,
   editPaths,
-  editsSchema,
-  MAX_EDITS,
   type PlannedEdit,
 } from "./multi-edit.js";
 import { renderEdit } from "./render.js";
@@ -35,17 +34,10 @@ const replaceAll = z
     "Replace every exact occurrence of old_text (line endings aside, no tolerant matching) instead of requiring one (default false)",
   );
 
-const input = z.object({
-  path: z.string().optional().describe("File to edit, relative to the project root"),
-  old_text: oldText.optional(),
-  new_text: newText.optional(),
-  replace_all: replaceAll,
-  edits: editsSchema({ old_text: oldText, new_text: newText, replace_all: replaceAll })
-    .optional()
-    .describe(
-      `Several edits in one call, instead of old_text/new_text: applied in order (each to the text the previous ones left), to one or more files, all or none; at most ${MAX_EDITS}`,
-    ),
-});
+const input = editInput(
+  { old_text: oldText, new_text: newText, replace_all: replaceAll },
+  "Several edits in one call, instead of old_text/new_text: applied in order (each to the text the previous ones left), to one or more files, all or none",
+);
 
 const mouaifInput = z
   .object({

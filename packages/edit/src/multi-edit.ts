@@ -37,17 +37,25 @@ export type EditPlanner<E> = (working: WorkingFile, edit: E) => PlannedEdit | Er
 /** An edit of a multi-edit call that did not apply, and why. */
 export type EditFailure = { edit: number; path: string; code: ErrorCode; message: string };
 
-/** The `edits` array of a tool's input: the fields of one single edit plus an optional path of its own. */
-export function editsSchema<S extends z.ZodRawShape>(shape: S) {
-  return z
-    .array(
-      z.object({
-        path: z.string().optional().describe("File of this edit (default: the top-level path)"),
-        ...shape,
-      }),
-    )
-    .min(1)
-    .max(MAX_EDITS);
+/**
+ * A tool's input with both forms: the single edit's fields (optional here; `editList` says which are
+ * missing) and `edits`, a list of them, each with an optional path of its own.
+ */
+export function editInput<S extends z.ZodRawShape>(single: S, editsDescription: string) {
+  const entry = z.object({
+    path: z.string().optional().describe("File of this edit (default: the top-level path)"),
+    ...single,
+  });
+  return z.object({
+    path: z.string().optional().describe("File to edit, relative to the project root"),
+    ...z.object(single).partial().shape,
+    edits: z
+      .array(entry)
+      .min(1)
+      .max(MAX_EDITS)
+      .optional()
+      .describe(`${editsDescription}; at most ${MAX_EDITS}`),
+  });
 }
 
 /** Which file each edit goes to: its own path, else the call's. */

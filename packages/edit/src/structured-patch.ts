@@ -21,10 +21,9 @@ import { locate, STRICT_STRATEGIES } from "./matcher.js";
 import {
   applyEdits,
   type EditPlanner,
+  editInput,
   editList,
   editPaths,
-  editsSchema,
-  MAX_EDITS,
   type PlannedEdit,
   type WorkingFile,
 } from "./multi-edit.js";
@@ -42,17 +41,10 @@ const replaceAll = z
   .optional()
   .describe("Replace every occurrence instead of requiring exactly one (default false)");
 
-const input = z.object({
-  path: z.string().optional().describe("File to edit, relative to the project root"),
-  old_string: oldString.optional(),
-  new_string: newString.optional(),
-  replace_all: replaceAll,
-  edits: editsSchema({ old_string: oldString, new_string: newString, replace_all: replaceAll })
-    .optional()
-    .describe(
-      `Several replacements in one call, instead of old_string/new_string: applied in order (each to the text the previous ones left), to one or more files, all or none; at most ${MAX_EDITS}`,
-    ),
-});
+const input = editInput(
+  { old_string: oldString, new_string: newString, replace_all: replaceAll },
+  "Several replacements in one call, instead of old_string/new_string: applied in order (each to the text the previous ones left), to one or more files, all or none",
+);
 
 const mewboInput = z.object({
   file_path: z.string().describe("Path to the file to edit"),
