@@ -347,6 +347,21 @@ describe("edit_file with edits", () => {
     expect(await read("a.txt")).toBe("alpha\n");
   });
 
+  it("OpenAI strict calling: the unused single-edit fields and an edit's path sent as null", async () => {
+    await write("a.txt", "alpha\n");
+    const s = await session();
+    ok(
+      await s.call("edit_file", {
+        path: "a.txt",
+        old_text: null,
+        new_text: null,
+        replace_all: null,
+        edits: [{ path: null, old_text: "alpha", new_text: "beta", replace_all: null }],
+      }),
+    );
+    expect(await read("a.txt")).toBe("beta\n");
+  });
+
   it("edits that together change nothing are refused, not written", async () => {
     await write("a.txt", "alpha\n");
     const s = await session();
