@@ -131,6 +131,79 @@ function replacementHunk(old: string[], next: string[], start: number, lead: num
   return hunk;
 }
 
+/** Where `a` and `b` first differ (UTF-16 index), compared a block at a time. */
+function commonPrefix(a: string, b: string, limit: number): number {
+  let i = 0;
+  const BLOCK = 4096;
+  while (i + BLOCK <= limit && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < limit && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** How many characters `a` and `b` share at their ends, at most `limit`. */
+function commonSuffix(a: string, b: string, limit: number): number {
+  let n = 0;
+  const BLOCK = 4096;
+  while (
+    n + BLOCK <= limit &&
+    a.slice(a.length - n - BLOCK, a.length - n) === b.slice(b.length - n - BLOCK, b.length - n)
+  )
+    n += BLOCK;
+  while (n < limit && a.charCodeAt(a.length - 1 - n) === b.charCodeAt(b.length - 1 - n)) n++;
+  return n;
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = text.indexOf("\n", from); i !== -1 && i < to; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * The changed lines of an edit with up to DIFF_CONTEXT lines of context around them, found by
+ * comparing characters from both ends, so only the window is ever split into lines: an edit of one
+ * line in a 100,000-line file costs that line's neighbourhood, not two whole-file splits.
+ * `head` is the number of equal leading lines, `start` the first line of the window (0-based).
+ */
+function changedWindow(before: string, after: string) {
+  const prefix = commonPrefix(before, after, Math.min(before.length, after.length));
+  // Whole lines only: the equal head ends after the last newline inside the common prefix.
+  const headEnd = before.lastIndexOf("\n", prefix - 1) + 1;
+  const head = headEnd === 0 ? 0 : countNewlines(before, 0, headEnd);
+  const suffix = commonSuffix(before, after, Math.min(before.length, after.length) - headEnd);
+  // The equal tail starts at the first line start inside the common suffix.
+  // It must start a line in both texts: past the suffix's first newline unless both break there.
+  let tailStart = before.length - suffix;
+  const startsLine = (text: string, at: number) => at === 0 || text.charCodeAt(at - 1) === 10;
+  if (!startsLine(before, tailStart) || !startsLine(after, tailStart + after.length - before.length)) {
+    const nl = before.indexOf("\n", tailStart);
+    tailStart = nl === -1 ? before.length : nl + 1;
+  }
+  const tailChars = before.length - tailStart;
+  // Context: up to DIFF_CONTEXT lines before the change and after it.
+  let from = headEnd;
+  let contextBefore = 0;
+  while (contextBefore < DIFF_CONTEXT && from > 0) {
+    from = from >= 2 ? before.lastIndexOf("\n", from - 2) + 1 : 0;
+    contextBefore++;
+  }
+  let oldTo = tailStart;
+  let keepTail = 0;
+  while (keepTail < DIFF_CONTEXT && oldTo < before.length) {
+    const nl = before.indexOf("\n", oldTo);
+    oldTo = nl === -1 ? before.length : nl + 1;
+    keepTail++;
+  }
+  const keptChars = oldTo - tailStart;
+  const newTo = after.length - tailChars + keptChars;
+  const old = splitKeepingEnds(before.slice(from, oldTo));
+  const next = splitKeepingEnds(after.slice(from, newTo));
+  const unchanged = prefix === before.length && prefix === after.length;
+  return unchanged
+    ? { head, start: head, old: [] as string[], next: [] as string[], keepTail: 0 }
+    : { head, start: head - contextBefore, old, next, keepTail };
+}
+
 /**
  * The unified diff of an edit, costing the size of the change rather than the file: the common head and
  * tail are cut off first (linear), the minimal diff is searched only inside the changed window and only up
@@ -138,32 +211,18 @@ function replacementHunk(old: string[], next: string[], start: number, lead: num
  * hunks, so they stay right when the text is truncated for display.
  */
 export function unifiedDiff(rel: string, before: string, after: string, created: boolean): DiffSummary {
-  const old = splitKeepingEnds(before);
-  const next = splitKeepingEnds(after);
-  let head = 0;
-  while (head < old.length && head < next.length && old[head] === next[head]) head++;
-  let tail = 0;
-  while (
-    tail < old.length - head &&
-    tail < next.length - head &&
-    old[old.length - 1 - tail] === next[next.length - 1 - tail]
-  )
-    tail++;
-  const start = Math.max(0, head - DIFF_CONTEXT);
-  const keepTail = Math.min(tail, DIFF_CONTEXT);
-  const oldWindow = old.slice(start, old.length - tail + keepTail);
-  const newWindow = next.slice(start, next.length - tail + keepTail);
+  const { head, start, old, next, keepTail } = changedWindow(before, after);
   let hunks: Hunk[];
-  if (head === old.length && head === next.length) {
+  if (old.length === 0 && next.length === 0) {
     hunks = [];
   } else {
-    const found = structuredPatch("", "", oldWindow.join(""), newWindow.join(""), undefined, undefined, {
+    const found = structuredPatch("", "", old.join(""), next.join(""), undefined, undefined, {
       context: DIFF_CONTEXT,
       maxEditLength: DIFF_MAX_EDIT_LENGTH,
     });
     hunks = found
       ? found.hunks.map((h) => ({ ...h, oldStart: h.oldStart + start, newStart: h.newStart + start }))
-      : [replacementHunk(oldWindow, newWindow, start, head - start, keepTail)];
+      : [replacementHunk(old, next, start, head - start, keepTail)];
   }
   let added = 0;
   let removed = 0;
