@@ -339,6 +339,16 @@ export class CheckpointStore implements CheckpointRecorder {
     return out;
   }
 
+  /** Bytes the blobs take on disk now. */
+  async usage(): Promise<number> {
+    let bytes = 0;
+    const blobRoot = path.join(this.dir, "blobs");
+    for (const sub of await fs.readdir(blobRoot).catch(() => [] as string[]))
+      for (const name of await fs.readdir(path.join(blobRoot, sub)).catch(() => [] as string[]))
+        bytes += (await fs.stat(path.join(blobRoot, sub, name)).catch(() => undefined))?.size ?? 0;
+    return bytes;
+  }
+
   async blob(hash: string): Promise<Uint8Array | undefined> {
     if (!HEX64.test(hash)) return undefined;
     try {

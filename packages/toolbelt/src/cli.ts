@@ -632,7 +632,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName("toolbelt")
     .version(version())
     .strict()
-    .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust")
+    .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust, checkpoints")
     .recommendCommands()
     .command(
       "run <tool>",
@@ -727,6 +727,27 @@ export async function main(argv: string[]): Promise<number> {
           .option("format", { choices: ["text", "json"], default: "text" }),
       async (args) => {
         exitCode = await doctorCommand(args as never);
+      },
+    )
+    .command(
+      "checkpoints <action> [id]",
+      "the changes tools made in this root: list, diff ID, restore ID (ID: a checkpoint id, a call id or last)",
+      (y) =>
+        y
+          .positional("action", { choices: ["list", "diff", "restore"], demandOption: true })
+          .positional("id", { type: "string", describe: "checkpoint id, call id, or last" })
+          .option("root", { type: "string", default: process.cwd(), defaultDescription: "current directory" })
+          .option("config", { type: "string", describe: "config file layered over <root>/configs/app.json" })
+          .option("allow", {
+            type: "string",
+            array: true,
+            describe: "e.g. --allow protected to restore protected paths",
+          })
+          .option("trust", trustOption)
+          .option("json", { type: "boolean", describe: "JSON instead of text" }),
+      async (args) => {
+        const { checkpointsCommand } = await import("./checkpoints-command.js");
+        exitCode = await checkpointsCommand(args as never);
       },
     )
     .command(

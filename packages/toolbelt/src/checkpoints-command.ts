@@ -1,0 +1,120 @@
+import path from "node:path";
+import {
+  type Checkpoint,
+  type CheckpointFile,
+  createSession,
+  type FileState,
+  normaliseError,
+} from "@toolbelt/core";
+import { resolveSessionConfig } from "./create.js";
+
+export interface CheckpointsArgs {
+  action: string;
+  id?: string;
+  root: string;
+  config?: string;
+  trust?: boolean;
+  allow?: string[];
+  json?: boolean;
+}
+
+const ACTIONS = ["list", "diff", "restore"];
+
+function mib(n: number): string {
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+function state(s: FileState): string {
+  if (s === null) return "absent";
+  if (s === "too_large") return "not recorded (too large)";
+  if (s === "unknown") return "unknown";
+  return s.slice(0, 12);
+}
+
+function fileLabel(f: CheckpointFile): string {
+  if (f.before === null) return `${f.path} (new)`;
+  if (f.after === null) return `${f.path} (removed)`;
+  if (f.before === "too_large" || f.after === "too_large") return `${f.path} (not recorded: too large)`;
+  return f.path;
+}
+
+function line(cp: Checkpoint): string {
+  const files = cp.files.map(fileLabel);
+  const shown = files.length > 4 ? [...files.slice(0, 4), `+${files.length - 4} more`] : files;
+  const notes = [
+    cp.call ? `call ${cp.call}` : "",
+    cp.restore_of ? `restore to before ${cp.restore_of}` : "",
+    cp.state === "pending" ? "pending: never confirmed written" : "",
+  ].filter(Boolean);
+  return `${cp.id}  ${cp.at}  ${cp.tool}${notes.length ? ` (${notes.join("; ")})` : ""}: ${shown.join(", ")}`;
+}
+
+/**
+ * `toolbelt checkpoints list | diff ID | restore ID`: the changes tools made in a root, read from
+ * the store outside it, and restores through the same write path tools use (policy, protected
+ * paths), so a restore is itself a checkpoint.
+ */
+export async function checkpointsCommand(args: CheckpointsArgs): Promise<number> {
+  const usage = !ACTIONS.includes(args.action)
+    ? `checkpoints: unknown action ${args.action}; use list, diff ID or restore ID`
+    : args.action !== "list" && !args.id
+      ? `checkpoints ${args.action} needs a checkpoint id, a call id or "last"`
+      : undefined;
+  if (usage) {
+    process.stderr.write(`toolbelt: ${usage}\nRun toolbelt checkpoints --help for usage.\n`);
+    return 2;
+  }
+  const root = path.resolve(args.root);
+  const { config, trust } = await resolveSessionConfig(root, {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+  });
+  const session = await createSession({ root, config, trust, allow: args.allow ?? [] });
+  const out = (value: unknown, text: string) =>
+    process.stdout.write(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
+  try {
+    const checkpoints = session.checkpoints;
+    if (args.action === "list") {
+      const list = await checkpoints.list();
+      const store = checkpoints.store();
+      const used = await store.usage();
+      const max = checkpoints.config.maxBytes;
+      const head = `# Checkpoints: ${list.length} (store ${store.dir}: ${mib(used)} of ${mib(max)}; oldest pruned first, older than ${checkpoints.config.maxAgeDays} days pruned; files over ${mib(checkpoints.config.maxFileBytes)} not recorded)${checkpoints.config.enabled ? "" : "\n# Recording is off (checkpoints.enabled: false)"}`;
+      out(
+        { kind: "checkpoints", store: store.dir, bytes: used, max_bytes: max, checkpoints: list },
+        [head, ...list.map(line)].join("\n"),
+      );
+      return 0;
+    }
+    if (args.action === "diff") {
+      const diff = await checkpoints.diff(args.id as string);
+      const text = [
+        `# Checkpoint: ${diff.checkpoint.id}`,
+        `# Tool: ${diff.checkpoint.tool}${diff.checkpoint.call ? ` (call ${diff.checkpoint.call})` : ""}`,
+        `# At: ${diff.checkpoint.at}`,
+        ...diff.files.map((f) => `# File: ${f.path} ${state(f.before)} -> ${state(f.after)}`),
+        ...diff.files.map((f) => f.diff),
+      ].join("\n");
+      out({ kind: "checkpoint_diff", ...diff }, text);
+      return 0;
+    }
+    const result = await checkpoints.restore(args.id as string, { tool: "checkpoints_restore" });
+    const text = [
+      `# Restored: every file changed at or after ${result.restored_to} is as it was before it`,
+      ...result.files.map((f) => `${f.action}: ${f.path}`),
+      ...result.unchanged.map((u) => `unchanged: ${u}`),
+      result.checkpoint
+        ? `# Undo this restore with: toolbelt checkpoints restore ${result.checkpoint}`
+        : "# Nothing needed changing",
+    ].join("\n");
+    out(result, text);
+    return 0;
+  } catch (error) {
+    const e = normaliseError(error);
+    if (args.json) process.stdout.write(`${JSON.stringify(e.toPayload())}\n`);
+    process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
+    return 1;
+  } finally {
+    await session.close();
+  }
+}
