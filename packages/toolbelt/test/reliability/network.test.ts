@@ -1,0 +1,337 @@
+// agent.shell_network "off", attacked end to end through the built CLI: a command (or a language
+// server) tries to reach a TCP server this test runs, on 127.0.0.1 and on the machine's own
+// non-loopback address, and to look a name up; with network off none of it may get through, by
+// either mechanism, and an untrusted project cannot switch it back on.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Server } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, BIN, cli, REPO, tempRoot } from "../cli-harness.js";
+
+type Check = { family?: string; name: string; status: string; detail: string };
+
+const dirs: string[] = [];
+let server: Server;
+let port = 0;
+let doctor: Check[] = [];
+let configDir: string;
+
+function track(dir: string): string {
+  dirs.push(dir);
+  return dir;
+}
+
+/** The machine's first non-loopback IPv4 address (the host as other machines would reach it). */
+const external = Object.values(os.networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+
+/** A config file outside the project: a user (trusted) source. */
+function userConfig(config: unknown): string {
+  const file = path.join(track(tempRoot("tb-net-cfg-")), "config.json");
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { TOOLBELT_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir, TOOLBELT_TRUST: "", ...extra };
+}
+
+async function shell(
+  root: string,
+  command: string,
+  options: { config?: unknown; env?: NodeJS.ProcessEnv; args?: string[] } = {},
+): Promise<Record<string, unknown>> {
+  const args = ["run", "shell", "--root", root, "--allow", "shell", "--input", JSON.stringify({ command })];
+  if (options.config) args.push("--config", userConfig(options.config));
+  args.push(...(options.args ?? []));
+  const out = await cli(args, { env: env(options.env), timeoutMs: 60_000 });
+  return JSON.parse(out.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+}
+
+/** Node inside the command: connects to each host in turn and prints `connected HOST` or the error. */
+function connectScript(hosts: string[]): string {
+  const js = `const net=require("net");let left=${hosts.length};for(const h of ${JSON.stringify(hosts)}){const s=net.connect(${port},h);s.setTimeout(5000);s.on("data",d=>{console.log("connected "+h+" "+String(d).trim());s.destroy();if(--left===0)process.exit(0)});s.on("timeout",()=>{console.log(h+" timeout");s.destroy();if(--left===0)process.exit(0)});s.on("error",e=>{console.log(h+" "+e.message);if(--left===0)process.exit(0)})}`;
+  return `node -e '${js}'`;
+}
+
+const hosts = ["127.0.0.1", ...(external ? [external] : [])];
+
+beforeAll(async () => {
+  assertBuilt();
+  if (!external) console.log("network tests: no non-loopback IPv4 address here, only 127.0.0.1 is tried");
+  configDir = track(tempRoot("tb-net-home-"));
+  server = createServer((socket) => socket.end("hello-from-host\n"));
+  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
+  port = (server.address() as AddressInfo).port;
+  doctor = JSON.parse(
+    (
+      await cli(["doctor", "--format", "json", "--config", userConfig({ agent: { shell_network: "off" } })], {
+        env: env(),
+      })
+    ).stdout,
+  ) as Check[];
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const check = (name: string) => doctor.find((c) => c.name === name);
+
+// What this machine offers, asked of the helper itself (skipIf is decided before beforeAll runs).
+const HELPER = path.join(REPO, "packages/shell/bin/toolbelt-sandbox");
+const isolation = spawnSync(HELPER, ["--probe-isolation"], { encoding: "utf8" }).stdout ?? "";
+const abi = Number.parseInt(spawnSync(HELPER, ["--probe"], { encoding: "utf8" }).stdout ?? "", 10) || 0;
+const NETNS = isolation.includes(" +netns");
+const LANDLOCK_NET = abi >= 4;
+if (!NETNS)
+  console.log(
+    `network namespace tests skipped: the helper cannot make one here (${isolation.trim() || "no helper"})`,
+  );
+if (!LANDLOCK_NET) console.log(`Landlock network tests skipped: Landlock ABI ${abi} < 4`);
+const netns = () => NETNS;
+const landlockNet = () => LANDLOCK_NET;
+
+describe("agent.shell_network", { timeout: 60_000 }, () => {
+  it("on (the default): a command reaches the host's TCP server", async () => {
+    const root = track(tempRoot("tb-net-"));
+    const r = await shell(root, connectScript(hosts));
+    for (const h of hosts) expect(r.stdout).toContain(`connected ${h} hello-from-host`);
+    expect(r.sandbox_note).toBeUndefined();
+  });
+
+  it("doctor says which mechanism enforces off, and what it blocks", () => {
+    const c = check("sandbox-network");
+    expect(c, JSON.stringify(doctor)).toBeDefined();
+    expect(c?.detail).toMatch(/agent\.shell_network is off/);
+    if (NETNS)
+      expect(c).toMatchObject({
+        status: "ok",
+        detail: expect.stringMatching(/network namespace per command/),
+      });
+    else if (LANDLOCK_NET)
+      expect(c).toMatchObject({ status: "ok", detail: expect.stringMatching(/Landlock network rules/) });
+    else
+      expect(c).toMatchObject({
+        status: "unavailable",
+        detail: expect.stringMatching(/cannot be enforced here/),
+      });
+  });
+
+  it.skipIf(!netns())(
+    "off (network namespace): no host, no host loopback, no DNS; the result says why",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      const r = await shell(
+        root,
+        `${connectScript(hosts)}; getent hosts registry.npmjs.org || echo "lookup failed: could not resolve"`,
+        { config: { agent: { shell_network: "off" } } },
+      );
+      expect(r.stdout).not.toContain("connected");
+      expect(r.stdout).toContain("127.0.0.1 connect ECONNREFUSED");
+      if (external) expect(r.stdout).toContain(`${external} connect ENETUNREACH`);
+      expect(r.stdout).toContain("lookup failed");
+      expect(r.sandbox_note).toMatch(/^network is off for sandboxed commands \(agent\.shell_network: off\)/);
+      expect(r.sandbox_note).toMatch(/network namespace/);
+    },
+  );
+
+  it.skipIf(!netns())(
+    "off (network namespace): the command's own loopback server still answers",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      const js = `const net=require("net");const srv=net.createServer(s=>s.end("own\\n")).listen(0,"127.0.0.1",()=>{net.connect(srv.address().port,"127.0.0.1").on("data",d=>{console.log("own-loopback "+String(d).trim());process.exit(0)})})`;
+      const r = await shell(root, `node -e '${js}'`, { config: { agent: { shell_network: "off" } } });
+      expect(r.stdout).toContain("own-loopback own");
+    },
+  );
+
+  it.skipIf(!landlockNet())(
+    "off (Landlock network rules forced): every TCP connect is refused, with the note",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      const r = await shell(root, connectScript(hosts), {
+        config: { agent: { shell_network: "off" } },
+        env: { TOOLBELT_SANDBOX_NETWORK_VIA: "landlock" },
+      });
+      expect(r.stdout).not.toContain("connected");
+      for (const h of hosts) expect(r.stdout).toContain(`${h} connect EACCES`);
+      expect(r.sandbox_note).toMatch(
+        /^network is off for sandboxed commands .*Landlock refuses every TCP connect/,
+      );
+    },
+  );
+
+  it.skipIf(!netns())(
+    "off holds with agent.shell_sandbox off too (the namespace forced)",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      for (const config of [
+        { agent: { shell_network: "off", shell_sandbox: "off" } },
+        { agent: { shell_network: "off" } },
+      ]) {
+        const r = await shell(root, connectScript(hosts), {
+          config,
+          env: { TOOLBELT_SANDBOX_NETWORK_VIA: "netns" },
+        });
+        expect(r.stdout).not.toContain("connected");
+        expect(r.sandbox_note).toMatch(/network is off/);
+      }
+    },
+  );
+
+  it("off where it cannot be enforced: the command does not run (fails closed)", async () => {
+    const root = track(tempRoot("tb-net-"));
+    const marker = path.join(root, "ran");
+    const r = await shell(root, `touch ${marker}; ${connectScript(hosts)}`, {
+      config: { agent: { shell_network: "off", shell_sandbox: "off" } },
+      env: { TOOLBELT_SANDBOX_HELPER: path.join(root, "no-such-helper") },
+    });
+    expect(r).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
+    expect(String(r.message)).toMatch(/agent\.shell_network is "off" but .* does not run/);
+  });
+
+  it("an untrusted project cannot turn it back on over the user's off; a trusted one can", async () => {
+    const root = track(tempRoot("tb-net-"));
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(path.join(root, "configs/app.json"), JSON.stringify({ agent: { shell_network: "on" } }));
+    // The user's own config file (below the project's layer, so a trusted project may override it).
+    const home = track(tempRoot("tb-net-home-"));
+    writeFileSync(path.join(home, "config.json"), JSON.stringify({ agent: { shell_network: "off" } }));
+    const asUser = { TOOLBELT_CONFIG_DIR: home, XDG_CONFIG_HOME: home };
+    const untrusted = await shell(root, connectScript(hosts), { env: asUser });
+    expect(untrusted.stdout).not.toContain("connected");
+    expect(untrusted.sandbox_note).toMatch(/network is off/);
+    const trusted = await shell(root, connectScript(hosts), { env: asUser, args: ["--trust"] });
+    for (const h of hosts) expect(trusted.stdout).toContain(`connected ${h}`);
+  });
+
+  it("an untrusted project can turn it off", async () => {
+    const root = track(tempRoot("tb-net-"));
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(path.join(root, "configs/app.json"), JSON.stringify({ agent: { shell_network: "off" } }));
+    const r = await shell(root, connectScript(hosts));
+    expect(r.stdout ?? "").not.toContain("connected");
+  });
+
+  it.skipIf(!netns())(
+    "a command cannot re-enter the host's network namespace through a process it can see (nsenter)",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      // With the sandbox off there is no PID namespace: this test's own process is visible in /proc,
+      // and a root command still holding CAP_SYS_ADMIN could setns() into its network namespace.
+      const enter = (target: string) => `nsenter --net=${target} ${connectScript(hosts)}`;
+      for (const config of [
+        { agent: { shell_network: "off", shell_sandbox: "off" } },
+        { agent: { shell_network: "off" } },
+      ]) {
+        const r = await shell(
+          root,
+          `command -v nsenter >/dev/null || { echo no-nsenter; exit 0; }; ${enter(`/proc/${process.pid}/ns/net`)}; ${enter("/proc/1/ns/net")}; echo done`,
+          { config },
+        );
+        if (String(r.stdout).includes("no-nsenter"))
+          console.log("nsenter is not installed: the re-entry attack is not tried");
+        expect(r.stdout).toContain("done");
+        expect(r.stdout, JSON.stringify(config)).not.toContain("connected");
+      }
+    },
+  );
+
+  it.skipIf(!netns() && !landlockNet())(
+    "a language server started through the sandbox gets no network either",
+    async () => {
+      const root = track(tempRoot("tb-net-lsp-"));
+      writeFileSync(path.join(root, "notes.txt"), "hello\n");
+      const outcome = path.join(root, "outcome.txt");
+      const server = path.join(root, "server.cjs");
+      // Not a real language server: it records whether it could reach the host, then exits.
+      writeFileSync(
+        server,
+        `const s=require("net").connect(${port},"127.0.0.1");s.on("data",()=>{require("fs").writeFileSync(${JSON.stringify(outcome)},"connected");process.exit(0)});s.on("error",e=>{require("fs").writeFileSync(${JSON.stringify(outcome)},e.code);process.exit(0)});`,
+      );
+      const lsp = { fake: { command: process.execPath, args: [server], extensions: [".txt"] } };
+      const symbols = (network: string) =>
+        cli(
+          [
+            "run",
+            "lsp_document_symbols",
+            "--root",
+            root,
+            "--input",
+            JSON.stringify({ path: "notes.txt" }),
+            "--config",
+            userConfig({ lsp, agent: { shell_network: network } }),
+          ],
+          { env: env(), timeoutMs: 60_000 },
+        );
+      await symbols("off");
+      expect(readFileSync(outcome, "utf8")).toMatch(/^(ECONNREFUSED|EACCES|ENETUNREACH)$/);
+      await symbols("on");
+      expect(readFileSync(outcome, "utf8")).toBe("connected");
+    },
+  );
+
+  it.skipIf(!netns() && !landlockNet())(
+    "off holds over MCP too (serve --mcp, tools/call shell)",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      const text = await mcpShell(root, connectScript(hosts), [
+        "--config",
+        userConfig({ agent: { shell_network: "off" } }),
+      ]);
+      expect(text).not.toContain("connected 127.0.0.1");
+      expect(text).toMatch(/network is off for sandboxed commands/);
+    },
+    60_000,
+  );
+});
+
+/** Starts `serve --mcp`, calls the shell tool once over stdio JSON-RPC, returns the result's text. */
+async function mcpShell(root: string, command: string, extra: string[]): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", "--mcp", "--root", root, "--allow", "shell", ...extra],
+    {
+      env: { ...process.env, ...env() },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
+  let buffer = "";
+  const waiters = new Map<number, (msg: Record<string, unknown>) => void>();
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      const msg = JSON.parse(buffer.slice(0, nl)) as { id?: number };
+      buffer = buffer.slice(nl + 1);
+      if (typeof msg.id === "number") waiters.get(msg.id)?.(msg as Record<string, unknown>);
+    }
+  });
+  const closed = new Promise<never>((_, reject) =>
+    child.on("close", (code) => reject(new Error(`serve --mcp exited ${code}`))),
+  );
+  closed.catch(() => {});
+  const request = (id: number, method: string, params: unknown) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      closed.catch(reject);
+      waiters.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  try {
+    await request(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "network-test", version: "0" },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    const reply = await request(2, "tools/call", { name: "shell", arguments: { command } });
+    return JSON.stringify(reply.result);
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.on("close", resolve));
+  }
+}
