@@ -18,7 +18,7 @@ import {
 import { createTools, errorKeyOf } from "./tools/index.js";
 
 export { type DiagnosticsOutcome, LspClient } from "./client.js";
-export { TsMorphBackend } from "./fallback.js";
+export type { TsMorphBackend } from "./fallback.js";
 export type { LaunchHost } from "./launch.js";
 export { type Backend, type LspFamilyOptions, LspManager } from "./manager.js";
 export type { ServerSpec, TsServerChoice } from "./servers.js";
@@ -105,6 +105,14 @@ function doctor(opts: LspFamilyOptions, ctx: DoctorContext): DoctorCheck[] {
             : "serves TS/JS in process (no server binary found)",
   });
   return checks;
+}
+
+/**
+ * The in-process ts-morph backend (the fallback when no TypeScript server binary is found), loaded
+ * on first use: it brings the TypeScript compiler, which would otherwise load with the family.
+ */
+export async function loadTsMorphBackend(): Promise<typeof import("./fallback.js").TsMorphBackend> {
+  return (await import("./fallback.js")).TsMorphBackend;
 }
 
 /** The lsp family with options (fallback mode, TypeScript server, timeouts). */

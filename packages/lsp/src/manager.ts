@@ -1,7 +1,6 @@
 import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { type DiagnosticsOutcome, LspClient } from "./client.js";
-import { TsMorphBackend } from "./fallback.js";
 import { hostForRoot, type LaunchHost, STANDALONE_HOST } from "./launch.js";
 import {
   builtinTypescriptSpec,
@@ -157,7 +156,8 @@ export class LspManager {
     const running = this.#backends.get(choice.key);
     if (running) return running;
     const started = (async (): Promise<Backend> => {
-      if (choice.fallback || !choice.spec) return new TsMorphBackend(root);
+      // ts-morph brings the TypeScript compiler (≈ 400 ms to load): only a session that falls back pays.
+      if (choice.fallback || !choice.spec) return new (await import("./fallback.js")).TsMorphBackend(root);
       const client = new LspClient(choice.spec, root, this.#hostFor(root));
       await client.start(this.options.startTimeoutMs);
       return client;

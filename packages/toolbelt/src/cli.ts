@@ -22,9 +22,11 @@ import {
   toolJsonSchema,
   userConfigDir,
 } from "@toolbelt/core";
-import yargs, { type Argv } from "yargs";
+import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "./create.js";
-import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
+import { type FamilyName, loadFamilies } from "./families.js";
+import { type FastArgs, parseFast } from "./fast-args.js";
+import { familyOf, type ManifestSession, manifestSession } from "./manifest.js";
 
 /** A usage error: exit code 2. */
 class UsageError extends Error {}
@@ -89,19 +91,6 @@ async function readInput(args: { input?: string; inputFile?: string }): Promise<
     return JSON.parse(text);
   } catch (error) {
     throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-/** The family that owns a tool name, from the manifest the build writes; undefined means "load all". */
-function familyOf(tool: string): FamilyName | undefined {
-  try {
-    const manifest = JSON.parse(
-      readFileSync(new URL("./tool-manifest.json", import.meta.url), "utf8"),
-    ) as Record<string, FamilyName>;
-    const family = manifest[tool];
-    return family && FAMILY_NAMES.includes(family) ? family : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -257,6 +246,10 @@ function printToolHelp(session: Session, tool: string): number {
   if (!binding) throw new UsageError(`no tool ${tool} in this session (see toolbelt tools --format names)`);
   const schema = toolJsonSchema(binding.tool, binding.variant?.input);
   const description = binding.variant?.description ?? binding.tool.description;
+  return writeToolHelp(tool, description, schema);
+}
+
+function writeToolHelp(tool: string, description: string, schema: unknown): number {
   process.stdout.write(
     `toolbelt run ${tool} --input JSON\n\n${description}\n\n${describeInput(schema)}\nInput schema:\n${JSON.stringify(schema, null, 2)}\n\nFlags: toolbelt run --help\n`,
   );
@@ -284,19 +277,25 @@ function describeInput(schema: unknown): string {
   return lines.length ? `Input fields:\n${lines.join("")}` : "Input: {} (no fields)\n";
 }
 
-async function runCommand(
-  args: CommonArgs & {
-    tool: string;
-    input?: string;
-    inputFile?: string;
-    format: string;
-    interactive?: boolean;
-    failOnCommandError: boolean;
-    toolHelp?: boolean;
-  },
-): Promise<number> {
+type RunArgs = CommonArgs & {
+  tool: string;
+  input?: string;
+  inputFile?: string;
+  format: string;
+  interactive?: boolean;
+  failOnCommandError: boolean;
+  toolHelp?: boolean;
+};
+
+async function runCommand(args: RunArgs): Promise<number> {
   const family = familyOf(args.tool);
   if (args.toolHelp) {
+    const known = await manifestSession(args);
+    const schema = known?.session.schemas.find((s) => s.name === args.tool);
+    if (known && schema) {
+      reportIgnored(known.trust);
+      return writeToolHelp(args.tool, schema.description, schema.inputSchema);
+    }
     const session = await openSession(args, familiesFor(family, false));
     try {
       return printToolHelp(session, args.tool);
@@ -425,40 +424,58 @@ async function execCommand(
 }
 
 async function toolsCommand(args: CommonArgs & { format: string }): Promise<number> {
+  // The build's manifest answers for the default config without importing a family.
+  const known = await manifestSession(args);
+  if (known) {
+    reportIgnored(known.trust);
+    return printTools(args.format, known.session);
+  }
   const session = await openSession(args);
   try {
     const { tools, deferred } = session.bind();
-    switch (args.format) {
-      case "openai":
-        writeLine(tools.map(toOpenAITool));
-        break;
-      case "anthropic":
-        writeLine(tools.map(toAnthropicTool));
-        break;
-      case "mcp":
-        writeLine({ tools: tools.map(toMcpTool) });
-        break;
-      case "names":
-        for (const t of tools) process.stdout.write(`${t.name}\n`);
-        for (const name of deferred) process.stdout.write(`${name} (deferred: bound through tool_search)\n`);
-        break;
-      case "text":
-        process.stdout.write(`profile ${session.profile}, edit tool ${session.editBackend()}\n\n`);
-        for (const t of tools) {
-          const first = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
-          process.stdout.write(`${t.name.padEnd(22)} ${first}\n`);
-        }
-        if (deferred.length)
-          process.stdout.write(`\ndeferred (bound through tool_search): ${deferred.join(", ")}\n`);
-        process.stdout.write("\ntoolbelt run TOOL --help shows a tool's input fields\n");
-        break;
-      default:
-        writeLine({ profile: session.profile, edit_backend: session.editBackend(), tools, deferred });
-    }
-    return EXIT_OK;
+    return printTools(args.format, {
+      profile: session.profile,
+      edit_backend: session.editBackend(),
+      schemas: tools,
+      deferred,
+    });
   } finally {
     await session.close();
   }
+}
+
+/** `toolbelt tools` output, from a live session or the manifest alike. */
+function printTools(format: string, bound: ManifestSession): number {
+  const deferred = bound.deferred;
+  const tools = bound.schemas.filter((s) => !deferred.includes(s.name));
+  switch (format) {
+    case "openai":
+      writeLine(tools.map(toOpenAITool));
+      break;
+    case "anthropic":
+      writeLine(tools.map(toAnthropicTool));
+      break;
+    case "mcp":
+      writeLine({ tools: tools.map(toMcpTool) });
+      break;
+    case "names":
+      for (const t of tools) process.stdout.write(`${t.name}\n`);
+      for (const name of deferred) process.stdout.write(`${name} (deferred: bound through tool_search)\n`);
+      break;
+    case "text":
+      process.stdout.write(`profile ${bound.profile}, edit tool ${bound.edit_backend}\n\n`);
+      for (const t of tools) {
+        const first = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
+        process.stdout.write(`${t.name.padEnd(22)} ${first}\n`);
+      }
+      if (deferred.length)
+        process.stdout.write(`\ndeferred (bound through tool_search): ${deferred.join(", ")}\n`);
+      process.stdout.write("\ntoolbelt run TOOL --help shows a tool's input fields\n");
+      break;
+    default:
+      writeLine({ profile: bound.profile, edit_backend: bound.edit_backend, tools, deferred });
+  }
+  return EXIT_OK;
 }
 
 async function serveCommand(
@@ -628,6 +645,9 @@ export async function main(argv: string[]): Promise<number> {
         : [arg],
   );
   const toolHelp = takeToolHelp(args);
+  const fast = parseFast(args);
+  if (fast) return runFast(fast, toolHelp).catch(exitCodeOf);
+  const { default: yargs } = await import("yargs");
   const cli = yargs(args)
     .scriptName("toolbelt")
     .version(version())
@@ -776,19 +796,32 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await cli.parseAsync();
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`toolbelt: ${error.message}\nRun toolbelt --help for usage.\n`);
-      return EXIT_USAGE;
-    }
-    const e = normaliseError(error);
-    // Config and plugin problems are the caller's to fix: usage errors, on stderr like a bad flag.
-    if (ToolbeltError.isInstance(error) && ["EINVAL_CONFIG", "EPLUGIN"].includes(e.code)) {
-      process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
-      return EXIT_USAGE;
-    }
-    writeLine(e.toPayload());
-    process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
-    return EXIT_TOOL_ERROR;
+    return exitCodeOf(error);
   }
   return exitCode;
+}
+
+/** A line parseFast could read runs the same handler yargs would have called, without loading yargs. */
+async function runFast(fast: FastArgs, toolHelp: boolean): Promise<number> {
+  checkEnvironment();
+  if (fast.command === "run") return runCommand({ ...(fast.args as never as RunArgs), toolHelp });
+  if (fast.command === "exec") return execCommand(fast.args as never);
+  return toolsCommand(fast.args as never);
+}
+
+/** What a thrown error means for the exit code (and what the caller is told). */
+function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) {
+    process.stderr.write(`toolbelt: ${error.message}\nRun toolbelt --help for usage.\n`);
+    return EXIT_USAGE;
+  }
+  const e = normaliseError(error);
+  // Config and plugin problems are the caller's to fix: usage errors, on stderr like a bad flag.
+  if (ToolbeltError.isInstance(error) && ["EINVAL_CONFIG", "EPLUGIN"].includes(e.code)) {
+    process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
+    return EXIT_USAGE;
+  }
+  writeLine(e.toPayload());
+  process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
+  return EXIT_TOOL_ERROR;
 }

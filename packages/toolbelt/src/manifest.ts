@@ -1,0 +1,84 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { BoundToolSchema, EditBackend, TrustInfo } from "@toolbelt/core";
+import { resolveSessionConfig } from "./create.js";
+import { FAMILY_NAMES, type FamilyName } from "./families.js";
+
+/** What one session binds, recorded at build time for one profile (no model given). */
+export interface ManifestSession {
+  profile: string;
+  edit_backend: EditBackend;
+  /** Every binding in order, deferred ones included (`run TOOL --help` describes those too). */
+  schemas: BoundToolSchema[];
+  deferred: string[];
+}
+
+/**
+ * `dist/tool-manifest.json`, written by `scripts/tool-manifest.mjs` from live sessions of the
+ * built packages, so it says exactly what a session with the default config would bind.
+ */
+export interface ToolManifest {
+  version: 2;
+  /** Every tool name (in every profile) → the family that owns it. */
+  families: Record<string, FamilyName>;
+  /** The resolved default config, serialised: the sessions below hold only for this config. */
+  config: string;
+  /** Keyed by profile name. */
+  sessions: Record<string, ManifestSession>;
+}
+
+let cached: ToolManifest | null | undefined;
+
+/** The build's manifest; null when it is missing or from another version (then families load). */
+export function readManifest(): ToolManifest | null {
+  if (cached !== undefined) return cached;
+  try {
+    const raw = JSON.parse(readFileSync(new URL("./tool-manifest.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
+    cached = raw.version === 2 ? (raw as ToolManifest) : null;
+  } catch {
+    cached = null;
+  }
+  return cached;
+}
+
+/** The family that owns a tool name; undefined means "load all". */
+export function familyOf(tool: string): FamilyName | undefined {
+  const family = readManifest()?.families[tool];
+  return family && FAMILY_NAMES.includes(family) ? family : undefined;
+}
+
+export interface ManifestOptions {
+  root: string;
+  config?: string;
+  profile?: string;
+  model?: string;
+  trust?: boolean;
+}
+
+/**
+ * What the session these options open would bind, read from the manifest instead of loading every
+ * family — or undefined, and the caller opens the session. The manifest was made with the default
+ * config and no plugins, so anything that can change the bound set falls back to loading: a config
+ * that resolves to anything else (allowed_tools, enabled:false, tool_search, plugins, mcpServers,
+ * edit_tool, mode…), a trusted project's .mcp.json (its servers add tools), a profile the build did
+ * not record, and any --model (the edit family decides which backend a model gets; the manifest
+ * does not second-guess it). Correctness first: a miss only costs the time this saves.
+ */
+export async function manifestSession(
+  options: ManifestOptions,
+): Promise<{ session: ManifestSession; trust: TrustInfo } | undefined> {
+  if (process.env.TOOLBELT_NO_MANIFEST === "1" || options.model !== undefined) return undefined;
+  const manifest = readManifest();
+  if (!manifest) return undefined;
+  const root = path.resolve(options.root);
+  const { config, trust } = await resolveSessionConfig(root, {
+    ...(options.config ? { configFile: options.config } : {}),
+    ...(options.trust !== undefined ? { trustProject: options.trust } : {}),
+  });
+  if (JSON.stringify(config) !== manifest.config) return undefined;
+  if (trust.trusted && existsSync(path.join(root, ".mcp.json"))) return undefined;
+  const session = manifest.sessions[options.profile ?? "default"];
+  return session ? { session, trust } : undefined;
+}
