@@ -87,7 +87,7 @@ const hookEntrySchema = z
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     timeout_ms: z.number().int().positive().max(600_000).default(DEFAULT_COMMAND_HOOK_TIMEOUT_MS),
-    /** Shown in messages and doctor; defaults to the command's file name. */
+    /** Shown in messages and doctor; defaults to the command's file name and its first argument's. */
     name: z.string().optional(),
   })
   .refine((e) => e.tools !== undefined || e.families !== undefined, {
@@ -121,8 +121,12 @@ interface RunnableHook {
   run(info: ToolCallInfo | AfterToolCallInfo, signal: AbortSignal): Promise<unknown>;
 }
 
+/** `name`, else the command's file name and its first argument's (`node guard.mjs`). */
 export function hookName(entry: HookEntry): string {
-  return entry.name ?? path.basename(entry.command);
+  if (entry.name) return entry.name;
+  const first = entry.args[0];
+  const program = path.basename(entry.command);
+  return first && !first.startsWith("-") ? `${program} ${path.basename(first)}` : program;
 }
 
 function matches(entry: HookEntry, call: ToolCallInfo): boolean {
@@ -261,6 +265,8 @@ async function runCommandHook(
     child.stdin.on("error", () => {});
     child.stdin.end(`${JSON.stringify({ hook: stage, ...info })}\n`);
     child.on("exit", (code, sig) => {
+      // Whatever it left running in its group would hold the pipes open: it goes now.
+      killGroup();
       // stdout may still hold data after exit: read it once the pipe is drained.
       const decide = () =>
         finish(() => {

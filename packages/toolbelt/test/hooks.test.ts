@@ -119,7 +119,7 @@ describe("command hooks (toolbelt run)", () => {
       JSON.stringify({ command: "cat keep.txt" }),
     ]);
     expect(ls.code).toBe(0);
-    expect(String(payload(ls).output)).toContain("keep");
+    expect(payload(ls)).toMatchObject({ kind: "shell_result", stdout: "keep\n" });
   });
 
   it("exit 2 denies with the hook's stderr as the message", async () => {
@@ -179,7 +179,7 @@ describe("command hooks (toolbelt run)", () => {
     ]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("keep");
-    expect(out.stdout).toMatch(/\[hook\] note\.mjs: after read_file: \w+/);
+    expect(out.stdout).toMatch(/\[hook\] node note\.mjs: after read_file: \w+/);
   });
 
   it("a hook that hangs is killed after timeout_ms and the call is denied (fail closed)", async () => {
@@ -197,7 +197,7 @@ describe("command hooks (toolbelt run)", () => {
       JSON.stringify({ path: "x.txt", content: "x" }),
     ]);
     expect(out.code).toBe(1);
-    expect(payload(out)).toMatchObject({ code: "EDENIED", hook: "hang.mjs" });
+    expect(payload(out)).toMatchObject({ code: "EDENIED", hook: "node hang.mjs" });
     expect(String(payload(out).message)).toContain("did not answer within 300 ms (killed)");
   });
 
@@ -208,7 +208,7 @@ describe("command hooks (toolbelt run)", () => {
       (await run(["doctor", "--root", root, "--config", config, "--format", "json"])).stdout,
     ) as Array<Record<string, string>>;
     expect(doctor).toContainEqual(
-      expect.objectContaining({ family: "hooks", name: "before deny-rm.mjs", status: "ok" }),
+      expect.objectContaining({ family: "hooks", name: "before node deny-rm.mjs", status: "ok" }),
     );
   });
 });
@@ -227,7 +227,7 @@ describe("the same hooks over exec and serve --mcp", () => {
     );
     const results = jsonLines(out.stdout).filter((l) => "result" in l);
     expect(results[0]).toMatchObject({ id: "1", result: { code: "EDENIED" } });
-    expect(results[1]).toMatchObject({ id: "2", result: { kind: expect.not.stringMatching(/^error$/) } });
+    expect(results[1]).toMatchObject({ id: "2", result: { kind: "shell_result", stdout: "fine\n" } });
     expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
   });
 
