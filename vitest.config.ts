@@ -2,11 +2,20 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const pkg = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url));
+const contrib = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/contrib.ts`, import.meta.url));
 
 // Unit tests run against src (no build needed); e2e tests spawn the built bin.
 export default defineConfig({
   resolve: {
+    // Subpaths first: an alias also matches "NAME/…", so "@toolbelt/shell" would swallow its /contrib.
     alias: {
+      "@toolbelt/shell/contrib": contrib("shell"),
+      "@toolbelt/edit/contrib": contrib("edit"),
+      "@toolbelt/files/contrib": contrib("files"),
+      "@toolbelt/lsp/contrib": contrib("lsp"),
+      "@toolbelt/mcp/contrib": contrib("mcp"),
+      "@toolbelt/projects/contrib": contrib("projects"),
+      "@toolbelt/ui/contrib": contrib("ui"),
       "@toolbelt/core": pkg("core"),
       "@toolbelt/files": pkg("files"),
       "@toolbelt/edit": pkg("edit"),

@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { parseConfig } from "./config.js";
 import { loadTrustedConfig, mergeLayers, untrustedPart } from "./config-sources.js";
+import { defineConfigSection, trustRules } from "./contributions.js";
 import { addTrustedProject, listTrustedProjects, projectTrust, removeTrustedProject } from "./trust-store.js";
 
 const dirs: string[] = [];
@@ -18,12 +20,27 @@ afterEach(() => {
 
 const keys = (ignored: Array<{ key: string }>) => ignored.map((i) => i.key);
 
+// The built-in families' keys and rules are tested with their contributions in the toolbelt package
+// (packages/toolbelt/src/contributions.test.ts); here, core's own keys and a contributed stand-in.
+const demo = defineConfigSection({
+  owner: "demo",
+  keys: {
+    "agent.demo_level": { schema: z.number().optional(), trust: trustRules.atMost(5) },
+    "tools.search.depth": { schema: z.number().optional(), trust: trustRules.neutral },
+    demo_servers: {
+      schema: z.record(z.string(), z.string()).default({}),
+      trust: trustRules.eachEntry("starts a demo server"),
+    },
+    demo_secret: { schema: z.string().optional() },
+  },
+});
+
 describe("untrustedPart", () => {
   const base = parseConfig({});
 
   it("keeps what tightens or is neutral", () => {
     const value = {
-      agent: { edit_tool: "structured_patch", shell_sandbox: "required", tool_search: "on", mode: "plan" },
+      agent: { tool_search: "on", mode: "plan" },
       tools: {
         shell: { mode: "deny" },
         files: { allowlist: ["^src/"], enabled: false },
@@ -40,17 +57,8 @@ describe("untrustedPart", () => {
     const { allowed, ignored } = untrustedPart(
       {
         plugins: ["./evil.mjs"],
-        mcpServers: { x: { command: "x" } },
-        lsp: { y: { command: "y" } },
-        projects: [{ path: "/" }],
-        agent: {
-          shell_sandbox: "off",
-          shell_sandbox_allowed_paths: ["/home"],
-          workspace_mode: "auto",
-          shell_env: { allow: ["AWS_*"], deny: ["FOO"] },
-          shell_max_processes: 100_000,
-        },
-        tools: { shell: { mode: "allow" }, search: { engine: "js" } },
+        agent: { workspace_mode: "auto", shell_env: { allow: ["AWS_*"], deny: ["FOO"] } },
+        tools: { shell: { mode: "allow" } },
         limits: { fileWriteMaxBytes: 1e12 },
       },
       base,
@@ -59,16 +67,9 @@ describe("untrustedPart", () => {
     expect(keys(ignored).sort()).toEqual(
       [
         "plugins",
-        "mcpServers.x",
-        "lsp.y",
-        "projects",
-        "agent.shell_sandbox",
-        "agent.shell_sandbox_allowed_paths",
         "agent.workspace_mode",
         "agent.shell_env.allow",
-        "agent.shell_max_processes",
         "tools.shell.mode",
-        "tools.search.engine",
         "limits.fileWriteMaxBytes",
       ].sort(),
     );
@@ -77,45 +78,27 @@ describe("untrustedPart", () => {
     expect(allowed.agent).toEqual({ shell_env: { deny: ["FOO"] } });
   });
 
-  it("weighs each key against what the user set, not against the defaults", () => {
-    const user = parseConfig({
-      agent: { shell_sandbox: "off", shell_sandbox_allowed_paths: ["/a", "/b"] },
-      tools: { shell: { mode: "allow" }, files: { allowlist: ["^src/"] }, lsp: { mode: "deny" } },
-    });
-    const { allowed, ignored } = untrustedPart(
-      {
-        agent: { shell_sandbox: "best-effort", shell_sandbox_allowed_paths: ["/a"] },
-        tools: { shell: { mode: "allow" }, files: { allowlist: [".*"] }, lsp_hover: { mode: "ask" } },
-      },
-      user,
-      "p",
-    );
-    // Tighter than the user's own choice, or the same: kept.
-    expect(allowed.agent).toEqual({ shell_sandbox: "best-effort", shell_sandbox_allowed_paths: ["/a"] });
-    expect((allowed.tools as Record<string, unknown>).shell).toEqual({ mode: "allow" });
-    // Replacing the user's allowlist, or asking on a tool whose family the user denied: dropped.
-    expect(keys(ignored)).toEqual(["tools.files.allowlist", "tools.lsp_hover.mode"]);
+  it("applies each contributed key's own rule: agent, tools field and section alike", () => {
+    const user = parseConfig({ agent: { demo_level: 3 } }, "config", [demo]);
+    const value = {
+      agent: { demo_level: 2, mode: "plan" },
+      tools: { search: { depth: 9 } },
+      demo_servers: { a: "x", b: "y" },
+      demo_secret: "s",
+    };
+    const { allowed, ignored } = untrustedPart(value, user, "p", [demo]);
+    expect(allowed).toEqual({ agent: { demo_level: 2, mode: "plan" }, tools: { search: { depth: 9 } } });
+    expect(keys(ignored)).toEqual(["demo_servers.a", "demo_servers.b", "demo_secret"]);
+    // Weighed against the user's value, not the rule's fallback.
+    expect(keys(untrustedPart({ agent: { demo_level: 4 } }, user, "p", [demo]).ignored)).toEqual([
+      "agent.demo_level",
+    ]);
+    // A key declared without a rule is not known to be safe.
+    expect(ignored.at(-1)?.why).toMatch(/not known to be safe/);
   });
 
-  it("true and false shell_sandbox mean best-effort and off", () => {
-    expect(keys(untrustedPart({ agent: { shell_sandbox: false } }, parseConfig({}), "p").ignored)).toEqual([
-      "agent.shell_sandbox",
-    ]);
-    const required = parseConfig({ agent: { shell_sandbox: "required" } });
-    expect(keys(untrustedPart({ agent: { shell_sandbox: true } }, required, "p").ignored)).toEqual([
-      "agent.shell_sandbox",
-    ]);
-  });
-
-  it("ignores an untrusted shell_sandbox_confine_reads: false (reads are confined by default) and extra read paths", () => {
-    const loosen = { agent: { shell_sandbox_confine_reads: false, shell_sandbox_read_paths: ["/home"] } };
-    const { allowed, ignored } = untrustedPart(loosen, parseConfig({}), "p");
-    expect(keys(ignored)).toEqual(["agent.shell_sandbox_confine_reads", "agent.shell_sandbox_read_paths"]);
-    expect(allowed.agent).toEqual({});
-    // The user already opted out: the project saying the same loosens nothing.
-    const user = parseConfig({ agent: { shell_sandbox_confine_reads: false } });
-    expect(untrustedPart(loosen, user, "p").allowed.agent).toEqual({ shell_sandbox_confine_reads: false });
-    expect(untrustedPart({ agent: { shell_sandbox_confine_reads: true } }, user, "p").ignored).toEqual([]);
+  it("without the contribution, a contributed key is unknown and dropped", () => {
+    expect(keys(untrustedPart({ demo_servers: { a: "x" } }, base, "p").ignored)).toEqual(["demo_servers"]);
   });
 });
 

@@ -3,13 +3,13 @@ import path from "node:path";
 import {
   CONFIG_FILE,
   mergeDeep,
+  type ParseOptions,
   type PermissionMode,
   parseConfig,
   readConfigFile,
-  type SandboxMode,
-  sandboxMode,
   type ToolbeltConfig,
 } from "./config.js";
+import { type ConfigContribution, DROP, type TrustRule } from "./contributions.js";
 import type { TrustInfo } from "./trust.js";
 import {
   type ProjectTrustOptions,
@@ -33,18 +33,9 @@ export interface IgnoredSetting {
   why: string;
 }
 
-const SANDBOX_STRICTNESS: Record<SandboxMode, number> = { off: 0, "best-effort": 1, required: 2 };
-
 // Keys that change how a run looks or is bounded but grant nothing: an untrusted project may set them.
-// The shell family's default for agent.shell_max_processes.
-const DEFAULT_MAX_PROCESSES = 1024;
-
-const NEUTRAL_AGENT_KEYS = new Set([
-  "edit_tool",
-  "tool_search",
-  "tool_search_threshold",
-  "context_window_tokens",
-]);
+// Families declare the rules of their own keys with the keys (contributions.ts).
+const NEUTRAL_AGENT_KEYS = new Set(["tool_search", "tool_search_threshold", "context_window_tokens"]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -62,7 +53,9 @@ export function untrustedPart(
   value: unknown,
   base: ToolbeltConfig,
   source: string,
+  contributions: readonly ConfigContribution[] = [],
 ): { allowed: Record<string, unknown>; ignored: IgnoredSetting[] } {
+  const rules = trustRulesOf(contributions);
   const allowed: Record<string, unknown> = {};
   const ignored: IgnoredSetting[] = [];
   const ignore = (key: string, why: string) => ignored.push({ key, source, why });
@@ -71,10 +64,10 @@ export function untrustedPart(
   for (const [top, v] of Object.entries(value)) {
     switch (top) {
       case "agent":
-        if (isRecord(v)) allowed.agent = agentPart(v, base, ignore);
+        if (isRecord(v)) allowed.agent = agentPart(v, base, ignore, rules);
         break;
       case "tools":
-        if (isRecord(v)) allowed.tools = toolsPart(v, base, ignore);
+        if (isRecord(v)) allowed.tools = toolsPart(v, base, ignore, rules);
         break;
       case "limits":
         if (isRecord(v)) {
@@ -87,21 +80,6 @@ export function untrustedPart(
           allowed.limits = limits;
         }
         break;
-      case "lsp_diagnostics_after_edit":
-        allowed[top] = v;
-        break;
-      case "projects":
-        if (Array.isArray(v) && v.length > 0)
-          ignore("projects", "lets the model switch the session to directories outside the root");
-        break;
-      case "lsp":
-        for (const name of Object.keys(isRecord(v) ? v : {}))
-          ignore(`lsp.${name}`, "starts a language-server command");
-        break;
-      case "mcpServers":
-        for (const name of Object.keys(isRecord(v) ? v : {}))
-          ignore(`mcpServers.${name}`, "starts an MCP server");
-        break;
       case "plugins":
         for (const spec of Array.isArray(v) ? v : []) ignore(`plugins`, `imports and runs ${String(spec)}`);
         break;
@@ -109,10 +87,43 @@ export function untrustedPart(
         ignoreHookCommands(v, ignore);
         break;
       default:
-        ignore(top, "not known to be safe from an untrusted project");
+        applyContributed(allowed, top, top, v, rules, base, ignore);
     }
   }
   return { allowed, ignored };
+}
+
+/** A contributed key's value from an untrusted layer, through the rule its owner declared. */
+function applyContributed(
+  out: Record<string, unknown>,
+  dotted: string,
+  name: string,
+  value: unknown,
+  rules: ReadonlyMap<string, TrustRule | undefined>,
+  base: ToolbeltConfig,
+  ignore: (key: string, why: string) => void,
+): void {
+  const rule = rules.get(dotted);
+  if (!rule) {
+    ignore(dotted, "not known to be safe from an untrusted project");
+    return;
+  }
+  const kept = rule(value, { key: dotted, current: readPath(base, dotted), base, ignore });
+  if (kept !== DROP) out[name] = kept;
+}
+
+function readPath(config: unknown, dotted: string): unknown {
+  let node = config;
+  for (const part of dotted.split(".")) node = isRecord(node) ? node[part] : undefined;
+  return node;
+}
+
+/** The trust rule of every contributed key; a key declared without one is dropped from untrusted layers. */
+function trustRulesOf(contributions: readonly ConfigContribution[]): Map<string, TrustRule | undefined> {
+  const rules = new Map<string, TrustRule | undefined>();
+  for (const contribution of contributions)
+    for (const [name, key] of Object.entries(contribution.keys)) rules.set(name, key.trust);
+  return rules;
 }
 
 /** Tool-call hooks run commands on every matching call: an untrusted project gets none of them. */
@@ -134,9 +145,10 @@ function agentPart(
   agent: Record<string, unknown>,
   base: ToolbeltConfig,
   ignore: (key: string, why: string) => void,
+  rules: ReadonlyMap<string, TrustRule | undefined>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const mine = base.agent as Record<string, unknown>;
+  const mine = base.agent as unknown as Record<string, unknown>;
   for (const [k, v] of Object.entries(agent)) {
     const key = `agent.${k}`;
     if (NEUTRAL_AGENT_KEYS.has(k)) {
@@ -144,26 +156,6 @@ function agentPart(
       continue;
     }
     switch (k) {
-      case "shell_sandbox": {
-        const wanted = sandboxMode({ agent: { shell_sandbox: v } } as ToolbeltConfig);
-        const current = sandboxMode(base);
-        if (SANDBOX_STRICTNESS[wanted] >= SANDBOX_STRICTNESS[current]) out[k] = v;
-        else ignore(key, `loosens the shell sandbox (${current} → ${wanted})`);
-        break;
-      }
-      case "shell_sandbox_allowed_paths":
-        if (subset(v, base.agent.shell_sandbox_allowed_paths)) out[k] = v;
-        else ignore(key, "makes more paths writable to sandboxed commands");
-        break;
-      // Reads are confined by default, so only the user's own `false` lets a project's `false` through.
-      case "shell_sandbox_confine_reads":
-        if (v !== false || base.agent.shell_sandbox_confine_reads === false) out[k] = v;
-        else ignore(key, "lets sandboxed commands read outside the confined paths");
-        break;
-      case "shell_sandbox_read_paths":
-        if (subset(v, base.agent.shell_sandbox_read_paths)) out[k] = v;
-        else ignore(key, "makes more paths readable to sandboxed commands");
-        break;
       case "allowed_tools":
         if (base.agent.allowed_tools === undefined || subset(v, base.agent.allowed_tools)) out[k] = v;
         else ignore(key, "names tools the user's agent.allowed_tools leaves out");
@@ -172,16 +164,6 @@ function agentPart(
         if (v !== "auto" || base.agent.workspace_mode === "auto") out[k] = v;
         else ignore(key, "lets the model switch the session to other directories");
         break;
-      case "shell_network":
-        if (v === "off" || base.agent.shell_network !== "off") out[k] = v;
-        else ignore(key, "turns the network back on for sandboxed commands");
-        break;
-      case "shell_max_processes": {
-        const current = (mine.shell_max_processes as number | undefined) ?? DEFAULT_MAX_PROCESSES;
-        if (typeof v === "number" && v <= current) out[k] = v;
-        else ignore(key, `raises a limit (${current} → ${String(v)})`);
-        break;
-      }
       case "mode":
         if (v !== "act" || base.agent.mode !== "plan") out[k] = v;
         else ignore(key, "lifts plan mode");
@@ -199,7 +181,7 @@ function agentPart(
         break;
       }
       default:
-        ignore(key, "not known to be safe from an untrusted project");
+        applyContributed(out, key, k, v, rules, base, ignore);
     }
   }
   return out;
@@ -209,6 +191,7 @@ function toolsPart(
   tools: Record<string, unknown>,
   base: ToolbeltConfig,
   ignore: (key: string, why: string) => void,
+  rules: ReadonlyMap<string, TrustRule | undefined>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const mine = base.tools as Record<string, Record<string, unknown> | undefined>;
@@ -243,12 +226,8 @@ function toolsPart(
         case "rules":
           next[k] = untrustedRules(v, current.rules, key, ignore);
           break;
-        case "engine":
-          if (v === current.engine) next[k] = v;
-          else ignore(key, "picks which search program runs");
-          break;
         default:
-          ignore(key, "not known to be safe from an untrusted project");
+          applyContributed(next, key, k, v, rules, base, ignore);
       }
     }
     out[name] = next;
@@ -280,7 +259,11 @@ function untrustedRules(
 }
 
 /** Layers merged in order; each untrusted one contributes only `untrustedPart` of itself. */
-export function mergeLayers(layers: readonly ConfigLayer[]): {
+export function mergeLayers(
+  layers: readonly ConfigLayer[],
+  contributions: readonly ConfigContribution[] = [],
+  options: ParseOptions = {},
+): {
   config: ToolbeltConfig;
   ignored: IgnoredSetting[];
 } {
@@ -288,16 +271,20 @@ export function mergeLayers(layers: readonly ConfigLayer[]): {
   const ignored: IgnoredSetting[] = [];
   for (const layer of layers) {
     // An invalid file is an error whoever wrote it: the user should hear about it, not run half a config.
-    parseConfig(layer.value, layer.source);
+    parseConfig(layer.value, layer.source, contributions, options);
     let value = layer.value;
     if (!layer.trusted) {
-      const part = untrustedPart(layer.value, parseConfig(merged, layer.source), layer.source);
+      const base = parseConfig(merged, layer.source, contributions, options);
+      const part = untrustedPart(layer.value, base, layer.source, contributions);
       value = part.allowed;
       ignored.push(...part.ignored);
     }
     merged = mergeDeep(merged, value);
   }
-  return { config: parseConfig(merged, layers.at(-1)?.source ?? "config"), ignored };
+  return {
+    config: parseConfig(merged, layers.at(-1)?.source ?? "config", contributions, options),
+    ignored,
+  };
 }
 
 /** Server names in the root's `.mcp.json`, to report what an untrusted project's file did not start. */
@@ -322,6 +309,10 @@ export interface ConfigSourceOptions extends ProjectTrustOptions {
   overrides?: unknown;
   /** Read the user's config folder (default true). */
   userConfig?: boolean;
+  /** Config keys families and plugins contribute (see contributions.ts); without them only core's. */
+  contributions?: readonly ConfigContribution[];
+  /** See `ParseOptions`: only to read the plugin list before the plugins are loaded. */
+  unknownSections?: ParseOptions["unknownSections"];
 }
 
 /**
@@ -354,7 +345,8 @@ export function loadTrustedConfig(
   if (options.file)
     layers.push({ value: readConfigFile(path.resolve(options.file)), source: options.file, trusted: true });
   if (options.overrides) layers.push({ value: options.overrides, source: "options", trusted: true });
-  const { config, ignored } = mergeLayers(layers);
+  const parse = options.unknownSections ? { unknownSections: options.unknownSections } : {};
+  const { config, ignored } = mergeLayers(layers, options.contributions, parse);
   if (!trusted) {
     const names = mcpJsonNames(root);
     if (names === "unreadable")

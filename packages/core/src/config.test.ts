@@ -49,24 +49,26 @@ describe("config", () => {
   });
 
   it("names the failing key and what was expected", () => {
-    const error = failure(() => parseConfig({ agent: { edit_tool: "vim" } }));
+    const error = failure(() => parseConfig({ agent: { tool_search: "sometimes" } }));
     expect(error.code).toBe("EINVAL_CONFIG");
-    expect(error.message).toContain("agent.edit_tool");
-    expect(error.message).toMatch(/edit_file|search_replace_block|structured_patch/);
+    expect(error.message).toContain("agent.tool_search");
+    expect(error.message).toMatch(/off|on|auto/);
   });
 
   it("reports unknown keys instead of ignoring them", () => {
-    const error = failure(() => parseConfig({ agent: { edit_tools: "edit_file" }, colour: "blue" }));
+    const error = failure(() => parseConfig({ agent: { edit_tools: "edit_file" }, colour: "blue", lsp: {} }));
     expect(error.message).toContain("agent.edit_tools");
     expect(error.message).toContain("colour");
+    // Without the lsp family's contribution, its section is as unknown as any other.
+    expect(error.message).toContain("lsp");
   });
 
   it("loads configs/app.json from the root and layers --config over it", () => {
-    const root = tempRoot({ agent: { edit_tool: "structured_patch" }, limits: { fileListMaxEntries: 10 } });
+    const root = tempRoot({ agent: { mode: "plan" }, limits: { fileListMaxEntries: 10 } });
     const extra = path.join(root, "extra.json");
     writeFileSync(extra, JSON.stringify({ limits: { fileSearchMaxMatches: 7 } }));
     const config = loadConfig(root, { file: extra });
-    expect(config.agent.edit_tool).toBe("structured_patch");
+    expect(config.agent.mode).toBe("plan");
     expect(config.limits.fileListMaxEntries).toBe(10);
     expect(config.limits.fileSearchMaxMatches).toBe(7);
     expect(config.limits.fileReadMaxLines).toBe(10000);

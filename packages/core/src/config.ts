@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { checkpointsConfigSchema } from "./checkpoints.js";
+import { type ConfigContribution, clash, contributedKeys } from "./contributions.js";
 import { ToolbeltError } from "./errors.js";
 import { rulesSchema } from "./rules.js";
 import { toolHooksConfigSchema } from "./tool-hooks.js";
@@ -22,7 +23,8 @@ const permissionEntry = z.strictObject({
 });
 export type PermissionEntry = z.infer<typeof permissionEntry>;
 
-const searchEntry = permissionEntry.extend({ engine: z.enum(["ripgrep", "js"]).optional() });
+/** A `tools.*` entry; a family may add fields to one tool's entry (`tools.search.engine`). */
+export { permissionEntry as permissionEntrySchema };
 
 export const limitsSchema = z.strictObject({
   fileReadMaxLines: z.number().int().positive().default(10_000),
@@ -63,60 +65,25 @@ export type Limits = z.infer<typeof limitsSchema>;
 
 /** Core's own agent keys; families add theirs (contributions.ts). */
 export const agentSchema = z.strictObject({
-      edit_tool: z
-        .enum([...EDIT_BACKENDS, ""])
-        .optional()
-        .describe("Pins the edit tool; unset or empty follows the model"),
-      shell_sandbox: z
-        .union([z.boolean(), z.enum(["required", "best-effort", "off"])])
-        .optional()
-        .describe("Landlock sandbox for the shell: required | best-effort | off (true = best-effort)"),
-      shell_sandbox_allowed_paths: z.array(z.string()).optional(),
-      shell_sandbox_confine_reads: z
-        .boolean()
-        .optional()
-        .describe("Sandboxed commands read only the root, system and toolchain paths (default true)"),
-      shell_sandbox_read_paths: z
-        .array(z.string())
-        .optional()
-        .describe("Extra paths sandboxed commands may read (not write) while reads are confined"),
-      shell_env: z
-        .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
-        .optional()
-        .describe(
-          "Environment of started commands: names or * globs to pass through (allow) or remove (deny)",
-        ),
-      shell_max_processes: z
-        .number()
-        .int()
-        .positive()
-        .optional()
-        .describe("Processes (and threads) one sandboxed command may run at once; default 1024"),
-      shell_network: z
-        .enum(["on", "off"])
-        .optional()
-        .describe("off: commands and language servers run without network (or not at all: fails closed)"),
-      tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
-      tool_search_threshold: z.number().positive().max(1).optional(),
-      context_window_tokens: z.number().int().positive().optional(),
-      allowed_tools: z.array(z.string()).optional(),
-      workspace_mode: z.enum(["auto", "fixed"]).optional(),
-      mode: z.enum(["act", "plan"]).optional(),
+  shell_env: z
+    .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+    .optional()
+    .describe("Environment of started commands: names or * globs to pass through (allow) or remove (deny)"),
+  tool_search: z.union([z.boolean(), z.enum(["off", "on", "auto"])]).optional(),
+  tool_search_threshold: z.number().positive().max(1).optional(),
+  context_window_tokens: z.number().int().positive().optional(),
+  allowed_tools: z.array(z.string()).optional(),
+  workspace_mode: z.enum(["auto", "fixed"]).optional(),
+  mode: z.enum(["act", "plan"]).optional(),
 });
+export type CoreAgentConfig = z.infer<typeof agentSchema>;
 
 export const configSchema = z.strictObject({
   agent: agentSchema.default({}),
   // Other keys name a tool, family or plugin: only the session knows those, so it checks them once
   // plugins are loaded (checkToolKeys in permissions.ts). `file` covers the files and edit families.
-  tools: z
-    .object({ file: permissionEntry.optional(), search: searchEntry.optional() })
-    .catchall(permissionEntry)
-    .default({}),
+  tools: z.object({ file: permissionEntry.optional() }).catchall(permissionEntry).default({}),
   limits: limitsSchema.default(limitsSchema.parse({})),
-  projects: z.array(projectSchema).default([]),
-  lsp: z.record(z.string(), lspServerSchema).default({}),
-  lsp_diagnostics_after_edit: z.boolean().optional(),
-  mcpServers: z.record(z.string(), mcpServerSchema).default({}),
   plugins: z.array(z.string()).default([]),
   /** Recording of every change tools make, and the opt-in undo tool (see checkpoints.ts). */
   checkpoints: checkpointsConfigSchema,
@@ -124,8 +91,36 @@ export const configSchema = z.strictObject({
   hooks: toolHooksConfigSchema,
 });
 
-export type ToolbeltConfig = z.infer<typeof configSchema>;
-export type ToolbeltConfigInput = z.input<typeof configSchema>;
+/**
+ * Sections families and plugins contribute, for typing: a family augments these interfaces
+ * (`declare module "@toolbelt/core" { interface ContributedConfig { lsp: ... } }`) beside the
+ * `defineConfigSection` that validates them, so `config.lsp` stays typed where the family is imported.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface ContributedConfig {}
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface ContributedAgentConfig {}
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface ContributedToolFields {}
+
+type CoreConfig = z.infer<typeof configSchema>;
+type ToolEntry = PermissionEntry & Partial<ContributedToolFields>;
+export type ToolbeltConfig = Omit<CoreConfig, "agent" | "tools"> &
+  ContributedConfig & {
+    agent: CoreConfig["agent"] & ContributedAgentConfig;
+    tools: Record<string, ToolEntry | undefined> & { file?: ToolEntry };
+  };
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface ContributedConfigInput {}
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface ContributedAgentConfigInput {}
+
+type CoreConfigInput = z.input<typeof configSchema>;
+export type ToolbeltConfigInput = Omit<CoreConfigInput, "agent" | "tools"> &
+  Partial<ContributedConfigInput> & {
+    agent?: CoreConfigInput["agent"] & Partial<ContributedAgentConfigInput>;
+    tools?: Record<string, ToolEntry | undefined>;
+  };
 
 /** The default location of a project's config, relative to the root. */
 export const CONFIG_FILE = path.join("configs", "app.json");
@@ -139,10 +134,89 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `${where}: ${issue.message}`;
 }
 
-/** Validates a config object; an error names every failing key and what was expected. */
-export function parseConfig(input: unknown, source = "config"): ToolbeltConfig {
-  const result = configSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
+// Top-level keys core owns: a contribution may not claim them.
+const CORE_KEYS: ReadonlyMap<string, string> = new Map(
+  [
+    ...Object.keys(configSchema.shape),
+    ...Object.keys(agentSchema.shape).map((k) => `agent.${k}`),
+    ...Object.keys(permissionEntry.shape).map((k) => `tools.*.${k}`),
+  ].map((k) => [k, "core"]),
+);
+
+const PARSED_WITH: unique symbol = Symbol("toolbelt.config.contributions");
+
+/** The contributions a config was parsed with (none for a config built by hand). */
+export function configContributionsOf(config: ToolbeltConfig): readonly ConfigContribution[] {
+  return (config as { [PARSED_WITH]?: readonly ConfigContribution[] })[PARSED_WITH] ?? [];
+}
+
+const composed = new WeakMap<readonly ConfigContribution[], z.ZodType>();
+const composedLoose = new WeakMap<readonly ConfigContribution[], z.ZodType>();
+
+export interface ParseOptions {
+  /**
+   * `allow`: top-level sections nobody contributed pass through unchecked. Only for reading the
+   * plugin list before the plugins (and their sections) are loaded; the config is then parsed again.
+   */
+  unknownSections?: "allow";
+}
+
+/**
+ * One strict schema: core's keys plus every contribution's (`agent.NAME` into the agent section,
+ * `tools.TOOL.FIELD` into that tool's entry, other names at the top). Unknown keys stay errors; a
+ * key two owners claim is refused (EPLUGIN) naming both.
+ */
+export function composeConfigSchema(
+  contributions: readonly ConfigContribution[] = [],
+  options: ParseOptions = {},
+): z.ZodType {
+  const cache = options.unknownSections === "allow" ? composedLoose : composed;
+  const cached = cache.get(contributions);
+  if (cached) return cached;
+  const keys = contributedKeys(contributions, CORE_KEYS);
+  const agent: Record<string, z.ZodType> = { ...agentSchema.shape };
+  const top: Record<string, z.ZodType> = { ...configSchema.shape };
+  const toolFields = new Map<string, Record<string, z.ZodType>>();
+  for (const [name, { key }] of keys) {
+    const [head, second, third] = name.split(".");
+    if (head === "agent" && second) agent[second] = key.schema;
+    else if (head === "tools" && second && third) {
+      if (CORE_KEYS.has(`tools.*.${third}`))
+        throw clash("config key", name, "core", keys.get(name)?.owner ?? "?");
+      toolFields.set(second, { ...toolFields.get(second), [third]: key.schema });
+    } else top[name] = key.schema;
+  }
+  const tools: Record<string, z.ZodType> = { file: permissionEntry.optional() };
+  for (const [tool, fields] of toolFields) tools[tool] = permissionEntry.extend(fields).optional();
+  top.agent = z.strictObject(agent).default({});
+  top.tools = z.object(tools).catchall(permissionEntry).default({});
+  const schema = options.unknownSections === "allow" ? z.looseObject(top) : z.strictObject(top);
+  cache.set(contributions, schema);
+  return schema;
+}
+
+/**
+ * Validates a config object; an error names every failing key and what was expected. Without
+ * `contributions` only core's keys are known: the CLI and createToolbelt pass every built-in
+ * family's and plugin's, a hand-built Session those of its plugins.
+ */
+export function parseConfig(
+  input: unknown,
+  source = "config",
+  contributions: readonly ConfigContribution[] = [],
+  options: ParseOptions = {},
+): ToolbeltConfig {
+  const schema =
+    contributions.length === 0 && !options.unknownSections
+      ? configSchema
+      : composeConfigSchema(contributions, options);
+  const result = schema.safeParse(input ?? {});
+  if (result.success) {
+    // Kept on the parsed config (hidden from JSON and equality) so a later re-parse, such as
+    // switch_project's, knows the same sections without being handed them again.
+    Object.defineProperty(result.data, PARSED_WITH, { value: contributions, enumerable: false });
+    return result.data as ToolbeltConfig;
+  }
   const problems = result.error.issues.map(describeIssue);
   throw new ToolbeltError("EINVAL_CONFIG", `invalid ${source}: ${problems.join("; ")}`, {
     details: { source, problems },
@@ -189,7 +263,7 @@ export function readConfigFile(file: string, options: { optional?: boolean } = {
  */
 export function loadConfig(
   root: string,
-  options: { file?: string; overrides?: unknown } = {},
+  options: { file?: string; overrides?: unknown; contributions?: readonly ConfigContribution[] } = {},
 ): ToolbeltConfig {
   const layers: Array<{ value: unknown; source: string }> = [];
   const projectFile = path.join(root, CONFIG_FILE);
@@ -203,10 +277,10 @@ export function loadConfig(
   if (options.overrides) layers.push({ value: options.overrides, source: "options" });
   let merged: unknown = {};
   for (const layer of layers) {
-    parseConfig(layer.value, layer.source);
+    parseConfig(layer.value, layer.source, options.contributions);
     merged = mergeDeep(merged, layer.value);
   }
-  return parseConfig(merged, layers.at(-1)?.source ?? "config");
+  return parseConfig(merged, layers.at(-1)?.source ?? "config", options.contributions);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -222,8 +296,9 @@ export function mergeDeep(base: unknown, over: unknown): unknown {
 
 export type SandboxMode = "required" | "best-effort" | "off";
 
+/** `agent.shell_sandbox` as a mode. The key is the shell family's; kept here for callers of core. */
 export function sandboxMode(config: ToolbeltConfig): SandboxMode {
-  const v = config.agent.shell_sandbox;
+  const v = (config.agent as { shell_sandbox?: boolean | SandboxMode }).shell_sandbox;
   if (v === undefined || v === true) return "best-effort";
   if (v === false) return "off";
   return v;

@@ -1,9 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { EVENT_TYPES, EventStream, eventJsonSchema, eventSchema, type ToolbeltEvent } from "./events.js";
+import { z } from "zod";
+import { defineBuiltinEvents } from "./contributions.js";
+import {
+  EVENT_TYPES,
+  EventStream,
+  eventJsonSchema,
+  eventSchema,
+  eventTypes,
+  type ToolbeltEvent,
+} from "./events.js";
+
+// Stand-ins for the families' contributions (core's tests may not import families).
+const fake = defineBuiltinEvents("fake", {
+  todos: {
+    todos: z.array(
+      z.object({ content: z.string(), status: z.enum(["pending", "in_progress", "completed"]) }),
+    ),
+  },
+  shell_output: { shell_id: z.string(), data: z.string() },
+});
 
 describe("events", () => {
   it("sequences, stamps and validates every event", () => {
-    const stream = new EventStream("s1");
+    const stream = new EventStream("s1", [fake]);
     const a = stream.emit({ type: "todos", todos: [{ content: "x", status: "in_progress" }] });
     const b = stream.emit({ type: "shell_output", shell_id: "sh1", data: "hi" });
     expect(a).toMatchObject({ v: 1, seq: 0, session: "s1", type: "todos" });
@@ -15,7 +34,7 @@ describe("events", () => {
   });
 
   it("delivers to on() listeners by type and to async iterators", async () => {
-    const stream = new EventStream("s2");
+    const stream = new EventStream("s2", [fake]);
     const seen: string[] = [];
     const off = stream.on("shell_output", (e) => seen.push(e.data));
     const collected: ToolbeltEvent[] = [];
@@ -42,9 +61,9 @@ describe("events", () => {
   });
 
   it("exports every event type as JSON Schema", () => {
-    const schema = JSON.stringify(eventJsonSchema());
-    for (const type of EVENT_TYPES) expect(schema).toContain(`"${type}"`);
-    expect(EVENT_TYPES).toHaveLength(14);
-    expect(eventSchema.options).toHaveLength(14);
+    const schema = JSON.stringify(eventJsonSchema([fake]));
+    for (const type of eventTypes([fake])) expect(schema).toContain(`"${type}"`);
+    expect(eventTypes([fake])).toEqual([...EVENT_TYPES, "todos", "shell_output"]);
+    expect(eventSchema.options).toHaveLength(EVENT_TYPES.length);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clash, type EventContribution } from "./contributions.js";
 
 /** The event schema version. Bump on any breaking change of an event's shape. */
 export const EVENT_SCHEMA_VERSION = 1;
@@ -29,39 +30,6 @@ export const eventSchemas = {
     text: z.string().optional(),
     duration_ms: z.number().nonnegative(),
   }),
-  todos: z.object({
-    ...base,
-    type: z.literal("todos"),
-    todos: z.array(
-      z.object({
-        id: z.string().optional(),
-        content: z.string(),
-        status: z.enum(["pending", "in_progress", "completed"]),
-      }),
-    ),
-  }),
-  generative_ui: z.object({
-    ...base,
-    type: z.literal("generative_ui"),
-    tree: z.unknown(),
-    text: z.string(),
-  }),
-  question: z.object({
-    ...base,
-    type: z.literal("question"),
-    question_id: z.string(),
-    questions: z.array(z.unknown()),
-    timeout_seconds: z.number().optional(),
-  }),
-  question_answered: z.object({
-    ...base,
-    type: z.literal("question_answered"),
-    question_id: z.string(),
-    answers: z.array(z.unknown()),
-    notes: z.string().optional(),
-    late: z.boolean().optional(),
-    superseded: z.boolean().optional(),
-  }),
   approval_requested: z.object({
     ...base,
     type: z.literal("approval_requested"),
@@ -78,12 +46,6 @@ export const eventSchemas = {
     request_id: z.string(),
     approved: z.boolean(),
     by: z.string(),
-  }),
-  shell_output: z.object({
-    ...base,
-    type: z.literal("shell_output"),
-    shell_id: z.string(),
-    data: z.string(),
   }),
   tools_bound: z.object({
     ...base,
@@ -123,27 +85,37 @@ export const eventSchemas = {
   }),
 } as const;
 
-export type EventType = keyof typeof eventSchemas;
-export const EVENT_TYPES = Object.keys(eventSchemas) as EventType[];
+type CoreEventSchema = (typeof eventSchemas)[keyof typeof eventSchemas];
+const CORE_EVENTS = Object.values(eventSchemas) as CoreEventSchema[];
 
-export const eventSchema = z.discriminatedUnion("type", [
-  eventSchemas.tool_call,
-  eventSchemas.tool_result,
-  eventSchemas.todos,
-  eventSchemas.generative_ui,
-  eventSchemas.question,
-  eventSchemas.question_answered,
-  eventSchemas.approval_requested,
-  eventSchemas.approval_resolved,
-  eventSchemas.shell_output,
-  eventSchemas.tools_bound,
-  eventSchemas.project_switched,
-  eventSchemas.client_tool_call,
-  eventSchemas.client_tool_result,
-  eventSchemas.config_ignored,
-]);
+/** Core's own events; families and plugins add theirs (`defineBuiltinEvents`, `defineEvents`). */
+export const eventSchema = z.discriminatedUnion(
+  "type",
+  CORE_EVENTS as [CoreEventSchema, ...CoreEventSchema[]],
+);
 
-export type ToolbeltEvent = z.infer<typeof eventSchema>;
+/**
+ * Events families and plugins contribute, for typing: each augments this map (event type → fields)
+ * beside the `defineEvents` that validates them, so `emit` and `on` stay type-checked.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by module augmentation
+export interface EventMap {}
+
+/** The fields of contributed events, as `EventMap` takes them. */
+export type EventFieldsOf<C extends EventContribution> = {
+  [K in keyof C["events"] & string]: z.output<z.ZodObject<C["events"][K]>>;
+};
+
+type Envelope = { v: typeof EVENT_SCHEMA_VERSION; seq: number; session: string; at: string };
+type CoreEvent = z.infer<typeof eventSchema>;
+type ContributedEvent = {
+  [K in keyof EventMap & string]: Envelope & { type: K } & EventMap[K];
+}[keyof EventMap & string];
+
+export type ToolbeltEvent = CoreEvent | ContributedEvent;
+export type EventType = ToolbeltEvent["type"];
+/** Core's event types; `eventTypes(contributions)` lists the contributed ones too. */
+export const EVENT_TYPES = Object.keys(eventSchemas) as Array<keyof typeof eventSchemas>;
 export type EventOf<T extends EventType> = Extract<ToolbeltEvent, { type: T }>;
 /** What a tool passes to `emit`: the event without the envelope the session adds. */
 export type EventInput = ToolbeltEvent extends infer E
@@ -152,9 +124,56 @@ export type EventInput = ToolbeltEvent extends infer E
     : never
   : never;
 
+const composedEvents = new WeakMap<readonly EventContribution[], z.ZodType>();
+
+function contributedEventSchemas(contributions: readonly EventContribution[]): z.ZodObject[] {
+  const owners = new Map<string, string>(EVENT_TYPES.map((t) => [t, "core"]));
+  const out: z.ZodObject[] = [];
+  for (const contribution of new Set(contributions))
+    for (const [type, shape] of Object.entries(contribution.events)) {
+      const owner = owners.get(type);
+      if (owner !== undefined) throw clash("event", type, owner, contribution.owner);
+      owners.set(type, contribution.owner);
+      out.push(z.object({ ...base, type: z.literal(type), ...shape }));
+    }
+  return out;
+}
+
+/** One union of core's events and the contributed ones; a type two owners claim is refused (EPLUGIN). */
+export function composeEventSchema(contributions: readonly EventContribution[] = []): z.ZodType {
+  if (contributions.length === 0) return eventSchema;
+  const cached = composedEvents.get(contributions);
+  if (cached) return cached;
+  const options = [...CORE_EVENTS, ...contributedEventSchemas(contributions)] as [
+    z.ZodObject,
+    ...z.ZodObject[],
+  ];
+  const schema = z.discriminatedUnion("type", options);
+  composedEvents.set(contributions, schema);
+  return schema;
+}
+
+/** Every event type: core's and the contributions'. */
+export function eventTypes(contributions: readonly EventContribution[] = []): string[] {
+  return [...EVENT_TYPES, ...[...new Set(contributions)].flatMap((c) => Object.keys(c.events))];
+}
+
 /** The event schema as JSON Schema, for docs and non-TypeScript consumers. */
-export function eventJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(eventSchema, { unrepresentable: "any" }) as Record<string, unknown>;
+export function eventJsonSchema(contributions: readonly EventContribution[] = []): Record<string, unknown> {
+  return z.toJSONSchema(composeEventSchema(contributions), { unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
+}
+
+// A stream built without contributions (a test, a console fixture) cannot know family events: it
+// checks core's strictly and any other type's envelope only. Sessions always pass their union.
+const looseEvent = z.looseObject({ ...base, type: z.string() });
+function looseParse(value: unknown): unknown {
+  const type = (value as { type?: unknown }).type;
+  return typeof type === "string" && type in eventSchemas
+    ? eventSchema.parse(value)
+    : looseEvent.parse(value);
 }
 
 type Listener = (event: ToolbeltEvent) => void;
@@ -169,16 +188,25 @@ export class EventStream implements AsyncIterable<ToolbeltEvent> {
   readonly #listeners = new Set<{ type: EventType | "*"; fn: Listener }>();
   readonly #waiters = new Set<{ queue: ToolbeltEvent[]; wake: (() => void) | undefined }>();
 
-  constructor(readonly sessionId: string) {}
+  readonly #parse: (value: unknown) => unknown;
+
+  /** With `contributions`, every event is checked against core's and theirs; unknown types throw. */
+  constructor(
+    readonly sessionId: string,
+    contributions?: readonly EventContribution[],
+  ) {
+    const schema = contributions ? composeEventSchema(contributions) : undefined;
+    this.#parse = schema ? (value) => schema.parse(value) : looseParse;
+  }
 
   emit(input: EventInput): ToolbeltEvent {
-    const event = eventSchema.parse({
+    const event = this.#parse({
       ...input,
       v: EVENT_SCHEMA_VERSION,
       seq: this.#seq++,
       session: this.sessionId,
       at: new Date().toISOString(),
-    });
+    }) as ToolbeltEvent;
     for (const listener of this.#listeners) {
       if (listener.type !== "*" && listener.type !== event.type) continue;
       try {

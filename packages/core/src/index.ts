@@ -36,19 +36,28 @@ export {
   scrubCommandEnv,
 } from "./command-env.js";
 export {
+  agentSchema,
   CONFIG_FILE,
+  type ContributedAgentConfig,
+  type ContributedAgentConfigInput,
+  type ContributedConfig,
+  type ContributedConfigInput,
+  type ContributedToolFields,
+  composeConfigSchema,
+  configContributionsOf,
   configSchema,
   EDIT_BACKENDS,
   type EditBackend,
   type Limits,
   limitsSchema,
   loadConfig,
-  type McpServerConfig,
   mergeDeep,
+  type ParseOptions,
   PERMISSION_MODES,
   type PermissionEntry,
   type PermissionMode,
   parseConfig,
+  permissionEntrySchema,
   readConfigFile,
   type SandboxMode,
   sandboxMode,
@@ -65,6 +74,24 @@ export {
   mergeLayers,
   untrustedPart,
 } from "./config-sources.js";
+export { type GatheredContributions, gatherContributions } from "./contribution-set.js";
+export {
+  type ConfigContribution,
+  type ContributedKey,
+  type ContributedKeys,
+  type Contributions,
+  DROP,
+  defineBuiltinEvents,
+  defineConfigSection,
+  defineEvents,
+  type EventContribution,
+  type EventShapes,
+  type SectionInputs,
+  type SectionValues,
+  type TrustContext,
+  type TrustRule,
+  trustRules,
+} from "./contributions.js";
 export {
   ERROR_CODES,
   type ErrorCode,
@@ -88,15 +115,19 @@ export {
   visibleText,
 } from "./escape.js";
 export {
+  composeEventSchema,
   EVENT_SCHEMA_VERSION,
   EVENT_TYPES,
+  type EventFieldsOf,
   type EventInput,
+  type EventMap,
   type EventOf,
   EventStream,
   type EventType,
   eventJsonSchema,
   eventSchema,
   eventSchemas,
+  eventTypes,
   type ToolbeltEvent,
 } from "./events.js";
 export { findExecutable, isExecutable } from "./executables.js";
@@ -105,7 +136,6 @@ export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from
 export { PathResolver, type ResolvedPath } from "./paths.js";
 export {
   allowlistFilter,
-  BUILTIN_TOOL_KEYS,
   checkToolKeys,
   DEFAULT_MODES,
   type Decision,
@@ -167,7 +197,6 @@ export {
   type CallOutcome,
   type ClientInfo,
   createSession,
-  editBackendForModel,
   type QuestionRequest,
   type QuestionResponse,
   Session,

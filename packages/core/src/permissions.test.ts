@@ -106,7 +106,9 @@ describe("checkToolKeys", () => {
     const c = parseConfig({
       tools: { file: {}, shell: {}, echo: {}, echo_tool: {}, demo: {}, "my-plugin": {}, mcp__srv__x: {} },
     });
-    expect(() => checkToolKeys(c, tools, ["my-plugin"])).not.toThrow();
+    // `shell` is known only as a contributed name (createToolbelt passes every built-in family's).
+    expect(() => checkToolKeys(c, tools, ["my-plugin"], ["shell"])).not.toThrow();
+    expect(() => checkToolKeys(c, tools, ["my-plugin"])).toThrow(/unknown key tools\.shell\b/);
   });
 
   it("refuses an unknown key with EINVAL_CONFIG listing the known keys", () => {

@@ -234,56 +234,25 @@ export interface NamedTool {
 }
 
 /**
- * Families, tools and profile names of toolbelt's built-in families. A session may load only some of
- * them (`toolbelt run` loads the one family it calls), yet a config shared by every run may name any:
- * they are known keys whatever is loaded. A test in the toolbelt package keeps this list in step.
+ * The `tools.*` keys a session knows: `file`, `tool_search`, the names contributions list (every
+ * built-in family's under createToolbelt, loaded or not: a config shared by every run may name
+ * any), every family, tool and profile name of the tools it was granted, and the plugins' names.
+ * Keys for tools that arrive later are admitted by their prefix or family: `mcp__…` (an MCP
+ * server's tools) and `client` (tools a client brings).
  */
-export const BUILTIN_TOOL_KEYS: readonly string[] = [
-  "aider_edit_block_tool",
-  "aider_list_dir_tool",
-  "aider_shell_tool",
-  "ask_user_question",
-  "edit",
-  "edit_file",
-  "file_edit_tool",
-  "files",
-  "list_dir",
-  "list_files",
-  "list_projects",
-  "lsp",
-  "lsp_call_hierarchy",
-  "lsp_definition",
-  "lsp_diagnostics",
-  "lsp_document_symbols",
-  "lsp_hover",
-  "lsp_implementation",
-  "lsp_references",
-  "lsp_rename",
-  "lsp_workspace_symbols",
-  "mcp",
-  "present_ui",
-  "projects",
-  "read_file",
-  "search_files",
-  "search_replace_block",
-  "shell",
-  "shell_session",
-  "shell_session_tool",
-  "structured_patch",
-  "switch_project",
-  "tool_search",
-  "ui",
-  "update_todos",
-  "write_file",
-];
-
-/**
- * The `tools.*` keys a session knows: `file`, the built-ins (`BUILTIN_TOOL_KEYS`), every family,
- * tool and profile name of the tools it was granted, and the plugins' names. Keys for tools that arrive later are admitted by their
- * prefix or family: `mcp__…` (an MCP server's tools) and `client` (tools a client brings).
- */
-export function knownToolKeys(tools: readonly NamedTool[], pluginNames: readonly string[] = []): string[] {
-  const known = new Set<string>([FILE_TOOLS_KEY, "search", "client", ...BUILTIN_TOOL_KEYS, ...pluginNames]);
+export function knownToolKeys(
+  tools: readonly NamedTool[],
+  pluginNames: readonly string[] = [],
+  contributed: readonly string[] = [],
+): string[] {
+  const known = new Set<string>([
+    FILE_TOOLS_KEY,
+    "search",
+    "client",
+    "tool_search",
+    ...contributed,
+    ...pluginNames,
+  ]);
   for (const tool of tools) {
     known.add(tool.name);
     known.add(tool.family);
@@ -298,8 +267,9 @@ export function checkToolKeys(
   config: ToolbeltConfig,
   tools: readonly NamedTool[],
   pluginNames: readonly string[] = [],
+  contributed: readonly string[] = [],
 ): void {
-  const known = knownToolKeys(tools, pluginNames);
+  const known = knownToolKeys(tools, pluginNames, contributed);
   const unknown = Object.keys(config.tools).filter((k) => !known.includes(k) && !k.startsWith("mcp__"));
   if (unknown.length === 0) return;
   const keys = unknown.map((k) => `tools.${k}`).join(", ");

@@ -1,4 +1,5 @@
 import type { ToolbeltConfig } from "./config.js";
+import type { Contributions } from "./contributions.js";
 import type { Session } from "./session.js";
 import type { AnyTool } from "./tool.js";
 import type { TrustInfo } from "./trust.js";
@@ -37,6 +38,8 @@ export interface Plugin {
   setup?: (session: Session) => void | Promise<void>;
   /** What `toolbelt doctor` reports for this plugin (which binaries and servers it found). */
   doctor?: (ctx: DoctorContext) => Promise<DoctorCheck[]> | DoctorCheck[];
+  /** Config keys, event types and tool names it adds (see contributions.ts). */
+  contributes?: Contributions;
 }
 
 export interface PluginInput {
@@ -49,6 +52,7 @@ export interface PluginInput {
   skills?: Skill[];
   setup?: (session: Session) => void | Promise<void>;
   doctor?: (ctx: DoctorContext) => Promise<DoctorCheck[]> | DoctorCheck[];
+  contributes?: Contributions;
 }
 
 /** Declares a plugin: a plain object of tools, skills and an optional setup. */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fingerprintOf } from "./ledger.js";
 import { definePlugin, PLUGIN_API_VERSION } from "./plugin.js";
-import { createSession, editBackendForModel, type SessionOptions } from "./session.js";
+import { createSession, type SessionOptions } from "./session.js";
 import { defineTool } from "./tool.js";
 
 const roots: string[] = [];
@@ -101,7 +101,20 @@ const editors = (["edit_file", "search_replace_block", "structured_patch"] as co
   }),
 );
 
-const testPlugin = definePlugin({ name: "test", tools: [echo, boom, run, ...gated, ...editors] });
+// The edit family contributes the real choice (by model name, pinned by agent.edit_tool); this one
+// shows the session asks whichever plugin contributes one.
+const testPlugin = definePlugin({
+  name: "test",
+  tools: [echo, boom, run, ...gated, ...editors],
+  contributes: {
+    chooseEditBackend: ({ model }) =>
+      model?.startsWith("claude")
+        ? "search_replace_block"
+        : model?.startsWith("gpt")
+          ? "structured_patch"
+          : "edit_file",
+  },
+});
 
 async function session(options: Partial<SessionOptions> = {}) {
   return createSession({ root: tempRoot(), plugins: [testPlugin], ...options });
@@ -201,7 +214,7 @@ describe("binding", () => {
     expect(child.bind().tools.map((t) => t.name)).not.toContain("root_only");
   });
 
-  it("binds exactly one edit backend, following the model unless config pins it", async () => {
+  it("binds exactly one edit backend, the one a contributed chooser picks", async () => {
     const edits = (s: Awaited<ReturnType<typeof session>>) =>
       s
         .bind()
@@ -210,12 +223,13 @@ describe("binding", () => {
     expect(edits(await session())).toEqual(["edit_file"]);
     expect(edits(await session({ model: "claude-sonnet-4-5" }))).toEqual(["search_replace_block"]);
     expect(edits(await session({ model: "gpt-5-codex" }))).toEqual(["structured_patch"]);
-    expect(
-      edits(await session({ model: "claude-opus-4", config: { agent: { edit_tool: "edit_file" } } })),
-    ).toEqual(["edit_file"]);
-    expect(editBackendForModel("o3-mini")).toBe("structured_patch");
-    expect(editBackendForModel("gpt-4.1")).toBe("structured_patch");
-    expect(editBackendForModel("llama-3")).toBe("edit_file");
+    // No plugin contributing a choice: the first backend.
+    const plain = await createSession({
+      root: tempRoot(),
+      model: "claude-x",
+      plugins: [{ ...testPlugin, contributes: {} }],
+    });
+    expect(edits(plain)).toEqual(["edit_file"]);
   });
 
   it("disables a family from config", async () => {

@@ -13,6 +13,8 @@ import {
   type ToolbeltConfigInput,
   toolSearchMode,
 } from "./config.js";
+import { type GatheredContributions, gatherContributions } from "./contribution-set.js";
+import type { Contributions } from "./contributions.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import { ESCAPE_LEGEND, visibleText } from "./escape.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
@@ -98,6 +100,11 @@ export interface SessionOptions {
   trust?: TrustInfo;
   /** Functions run before/after every tool call (see tool-hooks.ts); forks run their parent's too. */
   hooks?: ToolCallHooks;
+  /**
+   * Config keys, events and tool names of families this session does not load but whose config it
+   * accepts (createToolbelt passes every built-in family's); loaded plugins' are added anyway.
+   */
+  contributions?: readonly Contributions[];
 }
 
 export interface CallOptions {
@@ -132,19 +139,16 @@ export interface AfterWriteInfo {
 
 type AfterWriteHook = (info: AfterWriteInfo) => Promise<string | undefined> | string | undefined;
 
-/** The edit backend a model works best with. */
-export function editBackendForModel(model: string | undefined): EditBackend {
-  if (!model) return "edit_file";
-  const m = model.toLowerCase();
-  if (m.includes("claude")) return "search_replace_block";
-  if (/(^|[^a-z])(gpt-5|gpt-4|o\d|codex)/.test(m)) return "structured_patch";
-  return "edit_file";
-}
-
 const DEFAULT_CONTEXT_TOKENS = 200_000;
 const DEFAULT_DEFER_SHARE = 0.1;
 
 let sessionCounter = 0;
+
+// Handed from fork() to the constructor it calls right away; matched by the options object, so no
+// caller can pass a parent, held tools or shared locks through `new Session`.
+let pendingFork:
+  | { options: SessionOptions; parent: Session; cwd: string; held: Set<string>; locks: KeyedLock }
+  | undefined;
 
 // bindings() runs on every call; in auto tool-search mode it weighs each deferrable schema, so the
 // serialised size is computed once per tool (or profile input) rather than on every call.
@@ -193,32 +197,41 @@ export class Session {
   readonly #locks: KeyedLock;
   readonly #skills = new Map<string, Skill>();
   #closed = false;
+  readonly #contributions: GatheredContributions;
+  #setup: Promise<void> | undefined;
   #checkpoints: SessionCheckpoints | undefined;
   #forks = 0;
   #lastBoundKey = "";
 
-  constructor(
-    options: SessionOptions & { parent?: Session; cwd?: string; held?: Set<string>; locks?: KeyedLock },
-  ) {
+  constructor(options: SessionOptions) {
+    // A fork's internals (parent, held tools, shared locks) come only through fork(), never from callers.
+    const internal = pendingFork;
+    pendingFork = undefined;
+    const fork = internal?.options === options ? internal : undefined;
     this.id =
       options.id ??
-      (options.parent
-        ? `${options.parent.id}.${++options.parent.#forks}`
+      (fork
+        ? `${fork.parent.id}.${++fork.parent.#forks}`
         : `s${++sessionCounter}-${randomUUID().slice(0, 8)}`);
-    this.events = new EventStream(this.id);
-    this.#config = isParsedConfig(options.config) ? options.config : parseConfig(options.config ?? {});
+    this.#plugins = (options.plugins ?? []).map(checkPlugin);
+    this.#contributions = fork
+      ? fork.parent.#contributions
+      : gatherContributions(this.#plugins, options.contributions);
+    this.events = new EventStream(this.id, this.#contributions.events);
+    this.#config = isParsedConfig(options.config)
+      ? options.config
+      : parseConfig(options.config ?? {}, "config", this.#contributions.config);
     this.#resolver = new PathResolver(options.root);
-    this.#cwd = options.cwd ?? this.#resolver.root;
+    this.#cwd = fork?.cwd ?? this.#resolver.root;
     this.client = options.client ?? {};
     this.model = options.model;
     this.profile = options.profile ?? "default";
-    this.parent = options.parent;
+    this.parent = fork?.parent;
     this.mode = options.mode ?? this.#config.agent.mode ?? "act";
     this.allow = new Set(options.allow ?? []);
-    this.trust = options.trust ?? options.parent?.trust ?? UNTRUSTED;
-    this.#plugins = (options.plugins ?? []).map(checkPlugin);
-    this.#held = options.held;
-    this.#locks = options.locks ?? new KeyedLock();
+    this.trust = options.trust ?? fork?.parent.trust ?? UNTRUSTED;
+    this.#held = fork?.held;
+    this.#locks = fork?.locks ?? new KeyedLock();
     for (const plugin of this.#plugins)
       for (const skill of plugin.skills ?? []) this.#skills.set(skill.name, skill);
     this.hooks.beforeToolCall.push(...(options.hooks?.beforeToolCall ?? []));
@@ -317,8 +330,8 @@ export class Session {
       const [only] = own;
       if (own.size === 1 && only) return only;
     }
-    // An empty edit_tool follows the model, as the reference profiles' spec says.
-    const chosen = this.#config.agent.edit_tool || editBackendForModel(this.model);
+    const choose = this.#contributions.chooseEditBackend;
+    const chosen = choose ? choose({ model: this.model, config: this.#config }) : "edit_file";
     return this.profile === "default" ? chosen : this.#profileBackend(chosen);
   }
 
@@ -823,9 +836,8 @@ export class Session {
   async fork(options: { mode?: "act" | "plan" } = {}): Promise<Session> {
     const held = new Set(this.bindings().map((b) => b.name));
     held.delete(toolSearchTool.name);
-    const child = new Session({
+    const childOptions: SessionOptions = {
       root: this.root,
-      cwd: this.#cwd,
       config: this.#config,
       client: { ...this.client, capabilities: this.client.capabilities },
       model: this.model,
@@ -834,10 +846,9 @@ export class Session {
       allow: this.allow,
       trust: this.trust,
       mode: options.mode ?? this.mode,
-      parent: this,
-      held,
-      locks: this.#locks,
-    });
+    };
+    pendingFork = { options: childOptions, parent: this, cwd: this.#cwd, held, locks: this.#locks };
+    const child = new Session(childOptions);
     for (const [source, tools] of this.#dynamic) child.#dynamic.set(source, tools);
     for (const name of this.#discovered) child.#discovered.add(name);
     for (const skill of this.skills) child.#skills.set(skill.name, skill);
@@ -868,12 +879,25 @@ export class Session {
     this.#cwd = realpathSync(resolved.abs);
   }
 
-  /** Runs each plugin's setup once; createSession calls it. */
-  async setup(): Promise<void> {
+  /**
+   * Runs each plugin's setup; createSession calls it. Idempotent: a second call waits for the first
+   * and runs nothing again (a plugin registering hooks twice would run them twice).
+   */
+  setup(): Promise<void> {
+    this.#setup ??= this.#runSetup();
+    return this.#setup;
+  }
+
+  async #runSetup(): Promise<void> {
     // Temp files of writers killed mid-write, in the directories their journals name (once per process).
     await sweepJournals();
     for (const plugin of this.#plugins) await plugin.setup?.(this);
     this.#announce("session started");
+  }
+
+  /** What the session's plugins (and `contributions`) add: config keys, events, tool names. */
+  get contributions(): GatheredContributions {
+    return this.#contributions;
   }
 
   async close(): Promise<void> {
@@ -898,7 +922,7 @@ function isParsedConfig(value: unknown): value is ToolbeltConfig {
     "limits" in value &&
     "agent" in value &&
     "tools" in value &&
-    "lsp" in value
+    "plugins" in value
   );
 }
 
@@ -1052,6 +1076,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     session.config,
     session.granted(),
     session.plugins.map((p) => p.name),
+    session.contributions.toolKeys,
   );
   await session.setup();
   return session;

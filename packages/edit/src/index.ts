@@ -1,4 +1,5 @@
 import { definePlugin, type Plugin } from "@toolbelt/core";
+import { contributions } from "./contrib.js";
 import { editFileTool } from "./edit-file.js";
 import { searchReplaceBlockTool } from "./search-replace-block.js";
 import { structuredPatchTool } from "./structured-patch.js";
@@ -9,11 +10,13 @@ import { structuredPatchTool } from "./structured-patch.js";
  */
 export const family: Plugin = definePlugin({
   name: "edit",
+  contributes: contributions,
   tools: [editFileTool, searchReplaceBlockTool, structuredPatchTool],
 });
 
 export type { EditResult, FileEdit } from "./apply.js";
 export { type BlockParse, type EditBlock, parseBlocks } from "./blocks.js";
+export { contributions, editBackendForModel, editConfig } from "./contrib.js";
 export { decodeDocument, encodeDocument, type TextDocument } from "./document.js";
 export { editFileTool } from "./edit-file.js";
 export {

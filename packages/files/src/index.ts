@@ -1,4 +1,5 @@
 import { type DoctorCheck, definePlugin, type Plugin } from "@toolbelt/core";
+import { contributions } from "./contrib.js";
 import { listDirTool, listFilesTool } from "./list-files.js";
 import { readFileTool } from "./read-file.js";
 import { chooseEngine } from "./search/engine.js";
@@ -17,6 +18,7 @@ export { listDirTool, listFilesTool, readFileTool, searchFilesTool, writeFileToo
 /** The files family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = definePlugin({
   name: "files",
+  contributes: contributions,
   tools: [readFileTool, writeFileTool, listFilesTool, listDirTool, searchFilesTool],
   async doctor({ config }): Promise<DoctorCheck[]> {
     const choice = await chooseEngine(config);
@@ -28,3 +30,5 @@ export const family: Plugin = definePlugin({
     return [{ name: "search", status: "unavailable", detail: choice.reason }];
   },
 });
+
+export { contributions, filesConfig } from "./contrib.js";

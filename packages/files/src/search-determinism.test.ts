@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { createSession, parseConfig, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
 import { locateRipgrep } from "./search/engine.js";
 import type { SearchResultsPayload } from "./search-files.js";
@@ -18,7 +19,11 @@ async function search(engine: "ripgrep" | "js", maxMatches: number, query = "com
   const s = await createSession({
     root,
     plugins: [family],
-    config: parseConfig({ tools: { search: { engine } }, limits: { fileSearchMaxMatches: maxMatches } }),
+    config: parseConfig(
+      { tools: { search: { engine } }, limits: { fileSearchMaxMatches: maxMatches } },
+      "config",
+      [filesConfig],
+    ),
   });
   sessions.push(s);
   const p = (await s.call("search_files", { query, ...extra })) as SearchResultsPayload;

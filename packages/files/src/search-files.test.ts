@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { createSession, type Payload, parseConfig, parseToolText, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
 import { locateRipgrep } from "./search/engine.js";
 import type { SearchResultsPayload } from "./search-files.js";
@@ -25,7 +26,7 @@ async function session(root: string, engine: "ripgrep" | "js", limits: Record<st
     root,
     plugins: [family],
     // parseConfig: the config input type rejects `tools.search` next to the catch-all entries.
-    config: parseConfig({ tools: { search: { engine } }, limits }),
+    config: parseConfig({ tools: { search: { engine } }, limits }, "config", [filesConfig]),
   });
 }
 
@@ -383,7 +384,11 @@ describe("search_files under an allowlist", () => {
       const s = await createSession({
         root: dir,
         plugins: [family],
-        config: parseConfig({ tools: { search: { engine }, file: { allowlist: ["^src/.*\\.ts$"] } } }),
+        config: parseConfig(
+          { tools: { search: { engine }, file: { allowlist: ["^src/.*\\.ts$"] } } },
+          "config",
+          [filesConfig],
+        ),
       });
       const { payload, text } = await s.callWithText("search_files", { query: "needle" });
       expect((payload as SearchResultsPayload).entries.map((e) => e.path)).toEqual(["src/a.ts"]);

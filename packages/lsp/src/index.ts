@@ -5,6 +5,7 @@ import {
   type Plugin,
   type Session,
 } from "@toolbelt/core";
+import { contributions } from "./contrib.js";
 import { diagnosticText, toDiagnosticItem } from "./format.js";
 import { type LspFamilyOptions, managerOf, resolveOptions } from "./manager.js";
 import {
@@ -119,6 +120,7 @@ export async function loadTsMorphBackend(): Promise<typeof import("./fallback.js
 export function createLspFamily(options: LspFamilyOptions = {}): Plugin {
   return definePlugin({
     name: "lsp",
+    contributes: contributions,
     tools: createTools(options),
     setup(session) {
       // Made now, not on first use: the manager's trust is for the root the session starts in.
@@ -131,3 +133,5 @@ export function createLspFamily(options: LspFamilyOptions = {}): Plugin {
 
 /** The lsp family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = createLspFamily();
+
+export { contributions, type LspServerConfig, lspConfig } from "./contrib.js";

@@ -11,6 +11,7 @@ import {
 } from "@toolbelt/core";
 import { z } from "zod";
 import { McpConnection, mcpDepth, type ServerState } from "./connection.js";
+import { contributions } from "./contrib.js";
 import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
 import { MCP_LIMITS, planTools, type ServerToolPlan } from "./tools.js";
 
@@ -246,6 +247,7 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
  */
 export const family: Plugin = definePlugin({
   name: "mcp",
+  contributes: contributions,
   // mcp_status is registered by setup, with the server tools, so a session without servers has none.
   tools: [],
   async setup(session: Session) {

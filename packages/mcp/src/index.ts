@@ -7,6 +7,7 @@ export {
   McpConnection,
   type ServerState,
 } from "./connection.js";
+export { contributions, type McpServerConfig, mcpConfig } from "./contrib.js";
 export {
   doctorChecks,
   family,

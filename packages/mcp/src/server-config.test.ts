@@ -3,8 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import { parseConfig } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { mcpConfig } from "./contrib.js";
 import { expandEnv, hasMcpServers, readServerSpecs } from "./server-config.js";
 import { accessFor, toolNameFor } from "./tools.js";
+
+// The mcp family's own section: core alone does not know mcpServers.
+const parse = (value: unknown) => parseConfig(value, "config", [mcpConfig]);
 
 const roots: string[] = [];
 function root(mcpJson?: unknown): string {
@@ -40,7 +44,7 @@ describe("readServerSpecs", () => {
         off: { command: "nope", disabled: true },
       },
     });
-    const { servers, problems } = readServerSpecs(dir, parseConfig({}), TRUSTED);
+    const { servers, problems } = readServerSpecs(dir, parse({}), TRUSTED);
     expect(problems).toEqual([]);
     expect(servers).toEqual([
       {
@@ -73,7 +77,7 @@ describe("readServerSpecs", () => {
         badType: { type: "websocket", url: "ws://x" },
       },
     });
-    const { servers, problems } = readServerSpecs(dir, parseConfig({}), TRUSTED);
+    const { servers, problems } = readServerSpecs(dir, parse({}), TRUSTED);
     expect(servers.map((s) => s.name)).toEqual(["good"]);
     const byName = Object.fromEntries(problems.map((p) => [p.name, p.error]));
     expect(byName.badArgs).toBe('.mcp.json: server "badArgs": args: expected an array of strings');
@@ -83,17 +87,17 @@ describe("readServerSpecs", () => {
   });
 
   it("reports a malformed .mcp.json instead of failing the session", () => {
-    expect(readServerSpecs(root("{ nope"), parseConfig({}), TRUSTED).problems[0]?.error).toMatch(
+    expect(readServerSpecs(root("{ nope"), parse({}), TRUSTED).problems[0]?.error).toMatch(
       /^\.mcp\.json is not valid JSON/,
     );
-    expect(readServerSpecs(root({ servers: {} }), parseConfig({}), TRUSTED).problems[0]?.error).toMatch(
+    expect(readServerSpecs(root({ servers: {} }), parse({}), TRUSTED).problems[0]?.error).toMatch(
       /expected \{"mcpServers"/,
     );
   });
 
   it("takes config mcpServers too; the config entry wins over .mcp.json for the same name", () => {
     const dir = root({ mcpServers: { db: { command: "old" }, other: { command: "x" } } });
-    const config = parseConfig({
+    const config = parse({
       mcpServers: {
         db: { command: "new", args: ["--fast"], cwd: "sub" },
         api: { url: "http://127.0.0.1:9/mcp" },
@@ -117,17 +121,17 @@ describe("readServerSpecs", () => {
     expect(expandEnv(`Bearer ${ref("TB_MCP_TEST_TOKEN")}`)).toBe("Bearer s3cret");
     expect(expandEnv(ref("TB_MCP_NOPE:-fallback"))).toBe("fallback");
     const dir = root({ mcpServers: { gh: { command: "gh-mcp", env: { TOKEN: ref("TB_MCP_NOPE") } } } });
-    expect(readServerSpecs(dir, parseConfig({}), TRUSTED).problems[0]?.error).toBe(
+    expect(readServerSpecs(dir, parse({}), TRUSTED).problems[0]?.error).toBe(
       `.mcp.json: server "gh": env.TOKEN: ${ref("TB_MCP_NOPE")} is not set in the environment`,
     );
     delete process.env.TB_MCP_TEST_TOKEN;
   });
 
   it("hasMcpServers is true only with a trusted project's .mcp.json or config servers", () => {
-    expect(hasMcpServers(root(), parseConfig({}), TRUSTED)).toBe(false);
-    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}), TRUSTED)).toBe(true);
-    expect(hasMcpServers(root({ mcpServers: {} }), parseConfig({}))).toBe(false);
-    expect(hasMcpServers(root(), parseConfig({ mcpServers: { a: { command: "x" } } }))).toBe(true);
+    expect(hasMcpServers(root(), parse({}), TRUSTED)).toBe(false);
+    expect(hasMcpServers(root({ mcpServers: {} }), parse({}), TRUSTED)).toBe(true);
+    expect(hasMcpServers(root({ mcpServers: {} }), parse({}))).toBe(false);
+    expect(hasMcpServers(root(), parse({ mcpServers: { a: { command: "x" } } }))).toBe(true);
   });
 
   it("starts nothing from an untrusted project's .mcp.json, and expands none of its references", () => {
@@ -138,7 +142,7 @@ describe("readServerSpecs", () => {
         off: { command: "nope", disabled: true },
       },
     });
-    const { servers, problems } = readServerSpecs(dir, parseConfig({}));
+    const { servers, problems } = readServerSpecs(dir, parse({}));
     expect(servers).toEqual([]);
     expect(problems.map((p) => [p.name, p.skipped])).toEqual([
       ["leak", true],

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { McpServerConfig, ToolbeltConfig } from "@toolbelt/core";
+import type { ToolbeltConfig } from "@toolbelt/core";
 import { z } from "zod";
+import type { McpServerConfig } from "./contrib.js";
 
 /** The file, at the project root, in the common `{ "mcpServers": { ... } }` format. */
 export const MCP_JSON = ".mcp.json";

@@ -1,4 +1,5 @@
 import { type DoctorCheck, definePlugin, type Plugin } from "@toolbelt/core";
+import { contributions } from "./contrib.js";
 import { git } from "./git.js";
 import { projectSkills, userSkills } from "./skills.js";
 import { listProjectsTool, switchProjectTool } from "./tools/index.js";
@@ -26,6 +27,7 @@ export {
 /** The projects family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = definePlugin({
   name: "projects",
+  contributes: contributions,
   tools: [listProjectsTool, switchProjectTool],
   setup(session) {
     // Sub-agents inherit the parent's skills and never switch projects themselves.
@@ -42,3 +44,5 @@ export const family: Plugin = definePlugin({
     ];
   },
 });
+
+export { contributions, projectsConfig } from "./contrib.js";

@@ -10,6 +10,7 @@ import {
   type ToolbeltConfigInput,
   type ToolbeltEvent,
 } from "@toolbelt/core";
+import { contributions as lsp } from "@toolbelt/lsp/contrib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { family, type Project, parseWorktrees, repositorySlug } from "./index.js";
@@ -99,7 +100,8 @@ const CONFIG: ToolbeltConfigInput = {
 };
 
 async function session(config: ToolbeltConfigInput = CONFIG): Promise<Session> {
-  const s = await createSession({ root: repo, config, plugins: [family, probe] });
+  // The lsp family's section is known as createToolbelt makes it known: a target project may set it.
+  const s = await createSession({ root: repo, config, plugins: [family, probe], contributions: [lsp] });
   open.push(s);
   return s;
 }

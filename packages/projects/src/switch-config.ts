@@ -1,6 +1,7 @@
 import path from "node:path";
 import {
   CONFIG_FILE,
+  configContributionsOf,
   mergeDeep,
   parseConfig,
   projectTrust,
@@ -20,12 +21,14 @@ import {
 export function configForSwitch(current: ToolbeltConfig, root: string): ToolbeltConfig {
   const source = `config for ${root}`;
   const raw = readConfigFile(path.join(root, CONFIG_FILE), { optional: true }) ?? {};
-  const target = parseConfig(raw, source);
-  const { allowed } = untrustedPart(raw, current, source);
+  // The sections every family contributed, as the session's config was parsed with them.
+  const contributions = configContributionsOf(current);
+  const target = parseConfig(raw, source, contributions);
+  const { allowed } = untrustedPart(raw, current, source, contributions);
   const layered = mergeDeep(current, {
     ...(allowed.limits ? { limits: allowed.limits } : {}),
     ...(allowed.tools ? { tools: allowed.tools } : {}),
-    ...(projectTrust(root).trusted ? { lsp: target.lsp } : {}),
+    ...(projectTrust(root).trusted && target.lsp !== undefined ? { lsp: target.lsp } : {}),
     ...(target.lsp_diagnostics_after_edit !== undefined
       ? { lsp_diagnostics_after_edit: target.lsp_diagnostics_after_edit }
       : {}),
@@ -34,10 +37,12 @@ export function configForSwitch(current: ToolbeltConfig, root: string): Toolbelt
     {
       ...layered,
       agent: current.agent,
-      projects: current.projects,
       plugins: current.plugins,
-      mcpServers: current.mcpServers,
+      // Sections of families this session was parsed without stay absent, as they were.
+      ...(current.projects !== undefined ? { projects: current.projects } : {}),
+      ...(current.mcpServers !== undefined ? { mcpServers: current.mcpServers } : {}),
     },
     source,
+    contributions,
   );
 }

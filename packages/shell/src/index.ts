@@ -1,5 +1,6 @@
 import { definePlugin, type Plugin } from "@toolbelt/core";
 import { sandboxWrapper } from "./command-wrapper.js";
+import { contributions } from "./contrib.js";
 import { shellDoctor } from "./doctor.js";
 import { shellSessionTool } from "./shell-session-tool.js";
 import { shellTool } from "./shell-tool.js";
@@ -7,6 +8,7 @@ import { shellTool } from "./shell-tool.js";
 /** The shell family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = definePlugin({
   name: "shell",
+  contributes: contributions,
   tools: [shellTool, shellSessionTool],
   doctor: shellDoctor,
   // Language servers started by other families run under the same sandbox (session.wrapCommand).
@@ -17,6 +19,12 @@ export const family: Plugin = definePlugin({
 
 export type { ShellStatus } from "./background-shell.js";
 export { sandboxWrapper } from "./command-wrapper.js";
+export {
+  contributions,
+  DEFAULT_MAX_PROCESSES as SHELL_DEFAULT_MAX_PROCESSES,
+  shellConfig,
+  shellEvents,
+} from "./contrib.js";
 export type {
   ShellResult,
   ShellSessionList,

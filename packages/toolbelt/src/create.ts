@@ -13,6 +13,7 @@ import {
   ToolbeltError,
   type TrustInfo,
 } from "@toolbelt/core";
+import { BUILTIN_CONTRIBUTIONS, configContributions } from "./contributions.js";
 import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
 
 export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
@@ -55,19 +56,47 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
   }
 }
 
-type ConfigOptions = Pick<ToolbeltOptions, "config" | "configFile" | "trustProject" | "userConfig">;
+type ConfigOptions = Pick<
+  ToolbeltOptions,
+  "config" | "configFile" | "trustProject" | "userConfig" | "plugins"
+>;
 
-/** The session's config and whether the project is trusted (with what its files were refused). */
+/**
+ * The session's config and whether the project is trusted (with what its files were refused),
+ * validated against core's keys, every built-in family's and the plugins' (`plugins` holds them,
+ * imported): a plugin named in config brings its own section, so the plugin list is read first
+ * with unknown sections let through, and the whole config is then checked strictly.
+ */
 export async function resolveSessionConfig(
   root: string,
   options: ConfigOptions,
-): Promise<{ config: ToolbeltConfig; trust: TrustInfo }> {
-  return loadTrustedConfig(root, {
+): Promise<{ config: ToolbeltConfig; trust: TrustInfo; plugins: Plugin[] }> {
+  const sources = {
     ...(options.configFile ? { file: options.configFile } : {}),
     ...(options.trustProject !== undefined ? { trust: options.trustProject } : {}),
     ...(options.userConfig !== undefined ? { userConfig: options.userConfig } : {}),
     overrides: options.config,
+  };
+  const given = options.plugins ?? [];
+  const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
+  const ownContributions = (list: readonly Plugin[]) =>
+    list.map((p) => p.contributes).filter((c) => c !== undefined);
+  const named = given.filter((p): p is string => typeof p === "string");
+  const first = loadTrustedConfig(root, {
+    ...sources,
+    contributions: configContributions(ownContributions(objects)),
+    unknownSections: "allow",
   });
+  const specs = [...first.config.plugins, ...named];
+  // config.plugins holds only what trusted sources named: an untrusted project's list was dropped.
+  const imported = [];
+  for (const spec of specs) imported.push(await importPlugin(spec, root));
+  const plugins = [...imported, ...objects];
+  const { config, trust } = loadTrustedConfig(root, {
+    ...sources,
+    contributions: configContributions(ownContributions(plugins)),
+  });
+  return { config, trust, plugins };
 }
 
 export async function resolveConfig(root: string, options: ConfigOptions): Promise<ToolbeltConfig> {
@@ -100,12 +129,10 @@ function trustNotice(trust: TrustInfo): Plugin {
  * then `configFile`, then `config`.
  */
 export async function createToolbelt(options: ToolbeltOptions): Promise<Session> {
-  const { config, trust } = await resolveSessionConfig(options.root, options);
+  const { config, trust, plugins } = await resolveSessionConfig(options.root, options);
   const families = await loadFamilies(options.families ?? FAMILY_NAMES);
   const extra: Plugin[] = [];
-  // config.plugins holds only what trusted sources named: an untrusted project's list was dropped.
-  for (const item of [...config.plugins, ...(options.plugins ?? [])]) {
-    const plugin = typeof item === "string" ? await importPlugin(item, options.root) : checkPlugin(item);
+  for (const plugin of plugins) {
     // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas
     // wait behind tool_search instead of filling the model's context.
     extra.push({
@@ -125,6 +152,8 @@ export async function createToolbelt(options: ToolbeltOptions): Promise<Session>
     ...sessionOptions,
     config,
     trust,
+    // Every built-in family's keys and events are known, loaded or not: one config serves every run.
+    contributions: BUILTIN_CONTRIBUTIONS,
     plugins: [...families, ...extra, trustNotice(trust)],
   });
 }

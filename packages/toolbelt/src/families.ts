@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { definePlugin, type Plugin, type ToolbeltConfig, type TrustInfo } from "@toolbelt/core";
+import { contributions as mcpContributions } from "@toolbelt/mcp/contrib";
 
 /**
  * Whether a session names MCP servers it may start: `mcpServers` in its config (only trusted sources
@@ -18,6 +19,7 @@ function hasMcpServers(root: string, config: ToolbeltConfig, trust: TrustInfo | 
  */
 const mcpGate: Plugin = definePlugin({
   name: "mcp",
+  contributes: mcpContributions,
   tools: [],
   async setup(session) {
     if (!hasMcpServers(session.root, session.config, session.trust)) return;

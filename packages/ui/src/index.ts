@@ -1,4 +1,5 @@
 import { definePlugin, type Plugin } from "@toolbelt/core";
+import { contributions } from "./contrib.js";
 import { presentUi } from "./present-ui.js";
 import { askUserQuestion } from "./questions.js";
 import { updateTodos } from "./todos.js";
@@ -35,5 +36,8 @@ export { currentTodos, type Todo, type TodoStatus, type TodosPayload, updateTodo
 /** The ui family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = definePlugin({
   name: "ui",
+  contributes: contributions,
   tools: [updateTodos, askUserQuestion, presentUi],
 });
+
+export { contributions, uiEvents } from "./contrib.js";

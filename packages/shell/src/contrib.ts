@@ -1,0 +1,101 @@
+import {
+  type ConfigContribution,
+  type ContributedKeys,
+  DROP,
+  defineBuiltinEvents,
+  defineConfigSection,
+  type EventFieldsOf,
+  type SandboxMode,
+  type SectionInputs,
+  type SectionValues,
+  sandboxMode,
+  trustRules,
+} from "@toolbelt/core";
+import { z } from "zod";
+
+// What the shell family adds to config and events. Light on purpose (zod and core types only): the
+// CLI loads it to validate a config without importing the shell implementation.
+
+const STRICTNESS: Record<SandboxMode, number> = { off: 0, "best-effort": 1, required: 2 };
+/** Processes one sandboxed command may run at once unless agent.shell_max_processes says. */
+export const DEFAULT_MAX_PROCESSES = 1024;
+
+const keys = {
+  "agent.shell_sandbox": {
+    schema: z
+      .union([z.boolean(), z.enum(["required", "best-effort", "off"])])
+      .optional()
+      .describe("Landlock sandbox for the shell: required | best-effort | off (true = best-effort)"),
+    trust: (value, ctx) => {
+      const wanted = sandboxMode({ agent: { shell_sandbox: value } } as never);
+      const current = sandboxMode(ctx.base);
+      if (STRICTNESS[wanted] >= STRICTNESS[current]) return value;
+      ctx.ignore(ctx.key, `loosens the shell sandbox (${current} → ${wanted})`);
+      return DROP;
+    },
+  },
+  "agent.shell_sandbox_allowed_paths": {
+    schema: z.array(z.string()).optional(),
+    trust: trustRules.subsetOfCurrent("makes more paths writable to sandboxed commands"),
+  },
+  "agent.shell_sandbox_confine_reads": {
+    schema: z
+      .boolean()
+      .optional()
+      .describe("Sandboxed commands read only the root, system and toolchain paths (default true)"),
+    // Reads are confined by default, so only the user's own `false` lets a project's `false` through.
+    trust: trustRules.when(
+      (value, current) => value !== false || current === false,
+      "lets sandboxed commands read outside the confined paths",
+    ),
+  },
+  "agent.shell_sandbox_read_paths": {
+    schema: z
+      .array(z.string())
+      .optional()
+      .describe("Extra paths sandboxed commands may read (not write) while reads are confined"),
+    trust: trustRules.subsetOfCurrent("makes more paths readable to sandboxed commands"),
+  },
+  "agent.shell_max_processes": {
+    schema: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Processes (and threads) one sandboxed command may run at once; default 1024"),
+    trust: trustRules.atMost(DEFAULT_MAX_PROCESSES),
+  },
+  "agent.shell_network": {
+    schema: z
+      .enum(["on", "off"])
+      .optional()
+      .describe("off: commands and language servers run without network (or not at all: fails closed)"),
+    trust: trustRules.when(
+      (value, current) => value === "off" || current !== "off",
+      "turns the network back on for sandboxed commands",
+    ),
+  },
+} satisfies ContributedKeys;
+
+export const shellConfig: ConfigContribution<typeof keys> = defineConfigSection({
+  owner: "shell",
+  keys,
+  docs: "The shell's sandbox: Landlock mode, writable and readable paths, process cap, network.",
+});
+
+export const shellEvents = defineBuiltinEvents("shell", {
+  /** Output of a running command, batched; foreground and background alike. */
+  shell_output: { shell_id: z.string(), data: z.string() },
+});
+
+export const contributions = {
+  config: [shellConfig],
+  events: [shellEvents],
+  toolKeys: ["shell", "shell_session", "shell_session_tool", "aider_shell_tool"],
+};
+
+declare module "@toolbelt/core" {
+  interface ContributedAgentConfig extends SectionValues<typeof keys> {}
+  interface ContributedAgentConfigInput extends SectionInputs<typeof keys> {}
+  interface EventMap extends EventFieldsOf<typeof shellEvents> {}
+}

@@ -1,0 +1,38 @@
+import { defineBuiltinEvents, type EventFieldsOf } from "@toolbelt/core";
+import { z } from "zod";
+
+// The ui family's events and its question contract with clients, light (zod and core types only).
+
+export const uiEvents = defineBuiltinEvents("ui", {
+  todos: {
+    todos: z.array(
+      z.object({
+        id: z.string().optional(),
+        content: z.string(),
+        status: z.enum(["pending", "in_progress", "completed"]),
+      }),
+    ),
+  },
+  generative_ui: { tree: z.unknown(), text: z.string() },
+  question: {
+    question_id: z.string(),
+    questions: z.array(z.unknown()),
+    timeout_seconds: z.number().optional(),
+  },
+  question_answered: {
+    question_id: z.string(),
+    answers: z.array(z.unknown()),
+    notes: z.string().optional(),
+    late: z.boolean().optional(),
+    superseded: z.boolean().optional(),
+  },
+});
+
+export const contributions = {
+  events: [uiEvents],
+  toolKeys: ["ui", "update_todos", "ask_user_question", "present_ui"],
+};
+
+declare module "@toolbelt/core" {
+  interface EventMap extends EventFieldsOf<typeof uiEvents> {}
+}
