@@ -1,0 +1,295 @@
+// Permission rules, attacked end to end through the built CLI: an allow rule for one command must not
+// let a model run anything else by hiding it in a list, a pipeline, a substitution, a nested shell, a
+// wrapper or a redirect; a deny rule holds under --allow; an untrusted project's rules only tighten.
+// Before rules existed, the only way to let `echo` run headless was `--allow shell` (or mode allow),
+// under which every one of these compound lines ran in full; `tools.shell.rules` was an unknown key.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, BIN, type CliResult, cli, jsonLines, tempRoot } from "../cli-harness.js";
+
+const dirs: string[] = [];
+let configDir: string;
+
+const RULES = { allow: ["shell(echo:*)", "shell(git diff*)"], deny: ["shell(touch:*)", "shell(rm:*)"] };
+
+function env(): NodeJS.ProcessEnv {
+  return { TOOLBELT_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir, TOOLBELT_TRUST: "" };
+}
+
+function run(args: string[], input?: string): Promise<CliResult> {
+  return cli(args, { env: env(), timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
+}
+
+function payload(result: CliResult): Record<string, unknown> {
+  return JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+}
+
+function project(): string {
+  const root = tempRoot("tb-rules-");
+  dirs.push(root);
+  return root;
+}
+
+function config(root: string, tools: Record<string, unknown>): string {
+  const file = path.join(
+    configDir,
+    `rules-${path.basename(root)}-${Math.random().toString(36).slice(2)}.json`,
+  );
+  writeFileSync(file, JSON.stringify({ tools }));
+  return file;
+}
+
+function shell(root: string, cfg: string, command: string, extra: string[] = []): Promise<CliResult> {
+  return run([
+    "run",
+    "shell",
+    "--root",
+    root,
+    "--config",
+    cfg,
+    ...extra,
+    "--input",
+    JSON.stringify({ command }),
+  ]);
+}
+
+beforeAll(() => {
+  assertBuilt();
+  configDir = tempRoot("tb-rules-home-");
+  dirs.push(configDir);
+});
+
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("shell rules through `toolbelt run shell` (headless, no --allow)", () => {
+  it("runs a command an allow rule covers", async () => {
+    const root = project();
+    const result = await shell(root, config(root, { shell: { rules: RULES } }), "echo allowed-ran");
+    expect(result.code).toBe(0);
+    expect(payload(result)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+    expect(String(payload(result).stdout)).toContain("allowed-ran");
+  });
+
+  const hidden: Array<[string, string]> = [
+    ["echo hi && touch pwned", "touch pwned"],
+    ["echo hi; touch pwned", "touch pwned"],
+    ["echo $(touch pwned)", "touch pwned"],
+    ["echo `touch pwned`", "touch pwned"],
+    ["echo hi | { touch pwned; }", "touch pwned"],
+    ['echo hi; bash -c "touch pwned"', "touch pwned"],
+    ["echo hi; env touch pwned", "env touch pwned"],
+    ['eval "touch pwned"', "touch pwned"],
+    ["f(){ touch pwned; }; echo hi; f", "touch pwned"],
+    ["echo hi\ntouch pwned", "touch pwned"],
+    ["X=$(touch pwned) echo hi", "touch pwned"],
+    ["echo <(touch pwned)", "touch pwned"],
+    ["/usr/bin/touch pwned", "/usr/bin/touch pwned"],
+  ];
+  it.each(hidden)("denies %j, naming the part %j, and runs none of it", async (command, part) => {
+    const root = project();
+    const result = await shell(root, config(root, { shell: { rules: RULES } }), command);
+    expect(result.code).toBe(1);
+    expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(result).message)).toContain(JSON.stringify(part));
+    expect(String(payload(result).message)).toContain(
+      'deny rule "shell(touch:*)" (tools.shell.rules.deny[0])',
+    );
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  });
+
+  const asked: Array<[string, string]> = [
+    ["echo touch pwned | sh", "sh runs commands from a script or its input"],
+    ['X="touch pwned"; eval "$X"', "eval runs text only known at run time"],
+    ["$(echo touch) pwned", "its command name is only known at run time"],
+    ["sudo echo hi", "sudo runs its arguments as a command"],
+    ["PATH=. echo hi", "it sets PATH"],
+    ["echo hi > /dev/tcp/127.0.0.1/9", "it redirects to a network connection"],
+    ["echo 'unclosed", "it cannot be parsed as bash"],
+  ];
+  it.each(asked)("asks about %j (%s): refused headless, even under --allow", async (command, why) => {
+    const root = project();
+    const cfg = config(root, { shell: { rules: RULES } });
+    for (const extra of [[], ["--allow", "shell"]]) {
+      const result = await shell(root, cfg, command, extra);
+      expect(result.code).toBe(1);
+      expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+      expect(String(payload(result).message)).toContain(why);
+    }
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  });
+
+  it("falls back to the mode for a part no rule covers, and --allow answers that", async () => {
+    const root = project();
+    const cfg = config(root, { shell: { rules: RULES } });
+    const asked = await shell(root, cfg, "echo hi && ls");
+    expect(payload(asked)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(asked).message)).toContain("shell needs approval");
+    const allowed = await shell(root, cfg, "echo hi && ls", ["--allow", "shell"]);
+    expect(payload(allowed)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+  });
+
+  it("a deny rule beats --allow shell", async () => {
+    const root = project();
+    const result = await shell(root, config(root, { shell: { rules: RULES } }), "touch pwned", [
+      "--allow",
+      "shell",
+    ]);
+    expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  });
+
+  it("judges redirect targets as writes: a denied path denies, an uncovered one asks", async () => {
+    const root = project();
+    mkdirSync(path.join(root, "secret"));
+    const cfg = config(root, { shell: { rules: { ...RULES, deny: [...RULES.deny, "write(secret/**)"] } } });
+    const denied = await shell(root, cfg, "echo x > secret/key");
+    expect(payload(denied)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(denied).message)).toContain('"secret/key" matches deny rule "write(secret/**)"');
+    expect(existsSync(path.join(root, "secret/key"))).toBe(false);
+    const uncovered = await shell(root, cfg, "echo x > notes.txt");
+    expect(payload(uncovered)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(existsSync(path.join(root, "notes.txt"))).toBe(false);
+    const covered = await shell(
+      root,
+      config(root, { shell: { rules: { ...RULES, allow: [...RULES.allow, "write(notes.txt)"] } } }),
+      "echo x > notes.txt 2>&1",
+    );
+    expect(payload(covered)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+    expect(readFileSync(path.join(root, "notes.txt"), "utf8")).toBe("x\n");
+  });
+});
+
+describe("path rules on the core write path", () => {
+  it("a write rule denies write_file, whatever --allow says", async () => {
+    const root = project();
+    const cfg = config(root, { file: { rules: { deny: ["write(dist/**)"] } } });
+    const result = await run([
+      "run",
+      "write_file",
+      "--root",
+      root,
+      "--config",
+      cfg,
+      "--allow",
+      "file",
+      "--input",
+      JSON.stringify({ path: "dist/app.js", content: "x" }),
+    ]);
+    expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(result).message)).toContain('"dist/app.js" matches deny rule "write(dist/**)"');
+    expect(existsSync(path.join(root, "dist/app.js"))).toBe(false);
+  });
+});
+
+describe("rules from an untrusted project", () => {
+  it("allow rules are ignored loudly; deny rules apply, even over the user's --allow", async () => {
+    const root = project();
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(
+      path.join(root, "configs/app.json"),
+      JSON.stringify({ tools: { shell: { rules: { allow: ["shell(touch:*)"], deny: ["shell(echo:*)"] } } } }),
+    );
+    const touch = await run([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--input",
+      JSON.stringify({ command: "touch pwned" }),
+    ]);
+    expect(payload(touch)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(touch.stderr).toContain("tools.shell.rules.allow (configs/app.json)");
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+    const echo = await run([
+      "run",
+      "shell",
+      "--root",
+      root,
+      "--allow",
+      "shell",
+      "--input",
+      JSON.stringify({ command: "echo hi" }),
+    ]);
+    expect(payload(echo)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(echo).message)).toContain('deny rule "shell(echo:*)"');
+  });
+});
+
+describe("the same rules over `toolbelt exec`", () => {
+  it("runs the allowed call and denies the compound one in the same session", async () => {
+    const root = project();
+    const cfg = config(root, { shell: { rules: RULES } });
+    const lines = [
+      { id: "ok", tool: "shell", input: { command: "echo via-exec" } },
+      { id: "bad", tool: "shell", input: { command: "echo hi || touch pwned" } },
+    ];
+    const result = await run(
+      ["exec", "--root", root, "--config", cfg],
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    );
+    const out = jsonLines(result.stdout);
+    const ok = out.find((l) => l.id === "ok")?.result as Record<string, unknown>;
+    const bad = out.find((l) => l.id === "bad")?.result as Record<string, unknown>;
+    expect(ok).toMatchObject({ kind: "shell_result", exit_code: 0 });
+    expect(String(ok.stdout)).toContain("via-exec");
+    expect(bad).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(bad.message)).toContain('"touch pwned"');
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  });
+});
+
+/** Calls `shell` once per command over `serve --mcp` (a client without elicitation: nobody to ask). */
+async function mcpShell(root: string, cfg: string, commands: string[]): Promise<string[]> {
+  const child = spawn(process.execPath, [BIN, "serve", "--mcp", "--root", root, "--config", cfg], {
+    env: { ...process.env, ...env() },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let buffer = "";
+  const waiters = new Map<number, (msg: Record<string, unknown>) => void>();
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      const msg = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
+      buffer = buffer.slice(nl + 1);
+      if (typeof msg.id === "number") waiters.get(msg.id)?.(msg);
+    }
+  });
+  const request = (id: number, method: string, params: unknown) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      waiters.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  try {
+    await request(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "rules-test", version: "0" },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    const out: string[] = [];
+    for (const [i, command] of commands.entries()) {
+      const reply = await request(2 + i, "tools/call", { name: "shell", arguments: { command } });
+      out.push(JSON.stringify(reply.result));
+    }
+    return out;
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.on("close", resolve));
+  }
+}
+
+describe("the same rules over `toolbelt serve --mcp`", () => {
+  it("runs the allowed call and denies the compound one", async () => {
+    const root = project();
+    const cfg = config(root, { shell: { rules: RULES } });
+    const [ok, bad] = await mcpShell(root, cfg, ["echo via-mcp", "echo hi | tee x; touch pwned"]);
+    expect(ok).toContain("via-mcp");
+    expect(bad).toContain("EDENIED");
+    expect(bad).toContain("touch pwned");
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  }, 60_000);
+});
