@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
-import { decide, parseConfig } from "@toolbelt/core";
-import { describe, expect, it } from "vitest";
+import { type ApprovalPrompt, createSession, decide, parseConfig } from "@toolbelt/core";
+import { afterAll, describe, expect, it } from "vitest";
 import { commandLineParts, MAX_RULE_COMMAND_CHARS } from "./command-rules.js";
+import { family } from "./index.js";
+import { removeDir, tempDir } from "./test-harness.js";
 
 interface Case {
   command: string;
@@ -91,5 +93,38 @@ describe("--allow and rule asks", () => {
     expect(d.mode).toBe("deny");
     if (d.mode === "deny")
       expect(d.reason).toBe('"rm -rf /" matches deny rule "shell(rm:*)" (tools.shell.rules.deny[1])');
+  });
+});
+
+describe("an ask by rule in a session", () => {
+  const root = tempDir("tb-rules-session-");
+  afterAll(() => removeDir(root));
+
+  it("shows the approver the rule and the part that needed asking, and runs nothing when refused", async () => {
+    const prompts: ApprovalPrompt[] = [];
+    const session = await createSession({
+      root,
+      config: { tools: { shell: { rules: { allow: ["shell(echo:*)"], ask: ["shell(git push:*)"] } } } },
+      plugins: [family],
+      client: {
+        approve: async (prompt) => {
+          prompts.push(prompt);
+          return false;
+        },
+      },
+    });
+    try {
+      const result = await session.call("shell", { command: "echo a > /dev/null && git push origin main" });
+      expect(result).toMatchObject({ kind: "error", code: "EDENIED" });
+      expect(prompts).toHaveLength(1);
+      expect(prompts[0]?.summary).toContain(
+        'asked by ask rule "shell(git push:*)" (tools.shell.rules.ask[0]) for: git push origin main',
+      );
+      const ran = await session.call("shell", { command: "echo ran-without-asking" });
+      expect(ran).toMatchObject({ kind: "shell_result", exit_code: 0 });
+      expect(prompts).toHaveLength(1);
+    } finally {
+      await session.close();
+    }
   });
 });
