@@ -1,3 +1,4 @@
+import { type Dirent, promises as fs } from "node:fs";
 import path from "node:path";
 import {
   type Checkpoint,
@@ -8,6 +9,7 @@ import {
   type FileState,
   findCheckpoint,
   planRestore,
+  type RecordedFile,
 } from "./checkpoints.js";
 import { ToolbeltError } from "./errors.js";
 import type { Session } from "./session.js";
@@ -163,6 +165,40 @@ export class SessionCheckpoints {
     return locked(0);
   }
 
+  /**
+   * Notes the tree's file metadata before a command runs, so `finish()` can record what it changed:
+   * files it created (restorable: they were absent), and files it changed or removed, whose earlier
+   * content is unknown (a restore to before the command refuses those, honestly). Roots with more
+   * than `WATCH_MAX_FILES` files (after skipping .git and node_modules) are not watched.
+   */
+  async watch(tool: string, call: string | undefined): Promise<{ finish(): Promise<void> } | undefined> {
+    const recorder = this.recorder();
+    if (!recorder) return undefined;
+    const root = this.#session.root;
+    const before = await snapshot(root);
+    if (!before) return undefined;
+    return {
+      finish: async () => {
+        const after = await snapshot(root);
+        if (!after) return;
+        const files: RecordedFile[] = [];
+        for (const [rel, sig] of after) {
+          const was = before.get(rel);
+          if (was === sig) continue;
+          const bytes = await this.#read(path.join(root, rel)).catch(() => undefined);
+          files.push({
+            path: rel,
+            before: was === undefined ? undefined : "unknown",
+            after: bytes ?? "unknown",
+          });
+        }
+        for (const rel of before.keys())
+          if (!after.has(rel)) files.push({ path: rel, before: "unknown", after: undefined });
+        if (files.length) await recorder.end(await recorder.begin({ call, tool }, files), "done");
+      },
+    };
+  }
+
   async #read(abs: string): Promise<Uint8Array | undefined> {
     let handle: Awaited<ReturnType<Session["openFile"]>>;
     try {
@@ -225,4 +261,34 @@ export function unifiedDiff(
       ? [...body.slice(0, DIFF_MAX_LINES), `… ${body.length - DIFF_MAX_LINES} more lines`]
       : body;
   return `${[...out, ...shown].join("\n")}\n`;
+}
+
+/** Past this many files a root is not watched for changes made by commands. */
+export const WATCH_MAX_FILES = 5000;
+const WATCH_SKIP = new Set([".git", "node_modules"]);
+
+/** Root-relative path → metadata signature of every regular file, or undefined past the cap. */
+async function snapshot(root: string): Promise<Map<string, string> | undefined> {
+  const out = new Map<string, string>();
+  const dirs = [""];
+  while (dirs.length) {
+    const rel = dirs.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!WATCH_SKIP.has(e.name)) dirs.push(child);
+      } else if (e.isFile()) {
+        if (out.size >= WATCH_MAX_FILES) return undefined;
+        const st = await fs.lstat(path.join(root, child)).catch(() => undefined);
+        if (st) out.set(child, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
+      }
+    }
+  }
+  return out;
 }

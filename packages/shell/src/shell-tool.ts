@@ -351,6 +351,10 @@ export const shellTool = defineTool({
     const state = ShellState.of(ctx.session);
     if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
     const prep = await prepare(input, ctx, state);
+    // What a foreground command changed in the root is recorded as a checkpoint (see checkpoints.md).
+    const watch = input.run_in_background
+      ? undefined
+      : await ctx.session.checkpoints.watch(ctx.calledAs, ctx.callId);
     try {
       return await (input.run_in_background
         ? startBackground(input, ctx, state, prep)
@@ -359,6 +363,8 @@ export const shellTool = defineTool({
       // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
       if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
       throw error;
+    } finally {
+      await watch?.finish().catch(() => {});
     }
   },
   render: (payload: ShellResult | ShellStarted) =>

@@ -151,6 +151,34 @@ describe("toolbelt checkpoints (built CLI)", () => {
     expect(read(root, "a.txt")).toBe("alpha\nbeta\n");
   });
 
+  it("records what a shell command changed: created files restorable, changed files refused honestly", async () => {
+    const root = repo();
+    const sh = await run(root, "shell", { command: "echo made > made.txt && echo more >> a.txt" }, [
+      "--allow",
+      "shell",
+    ]);
+    expect(sh.code, sh.stdout + sh.stderr).toBe(0);
+    const listed = JSON.parse((await checkpoints(root, "list", "--json")).stdout) as {
+      checkpoints: Array<{ tool: string; files: Array<{ path: string; before: unknown }> }>;
+    };
+    expect(listed.checkpoints.map((c) => c.tool)).toEqual(["shell"]);
+    expect(listed.checkpoints[0]?.files).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: "made.txt", before: null }),
+        expect.objectContaining({ path: "a.txt", before: "unknown" }),
+      ]),
+    );
+    const refused = await checkpoints(root, "restore", "last");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/a\.txt: its earlier content was not recorded/);
+    expect(read(root, "made.txt")).toBe("made\n");
+    // A tool's change after the command is checked against what the command left, and restorable.
+    await run(root, "write_file", { path: "a.txt", content: "tool\n" });
+    const restored = await checkpoints(root, "restore", "last");
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(read(root, "a.txt")).toBe("alpha\nbeta\nmore\n");
+  });
+
   it("records changes made over MCP too (serve --mcp), restorable from the CLI", async () => {
     const root = repo();
     const client = new Client({ name: "cp-test", version: "1.0.0" });
