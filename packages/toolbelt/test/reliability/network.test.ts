@@ -166,23 +166,20 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     },
   );
 
-  it.skipIf(!netns())(
-    "off holds with agent.shell_sandbox off too (the namespace forced)",
-    async () => {
-      const root = track(tempRoot("tb-net-"));
-      for (const config of [
-        { agent: { shell_network: "off", shell_sandbox: "off" } },
-        { agent: { shell_network: "off" } },
-      ]) {
-        const r = await shell(root, connectScript(hosts), {
-          config,
-          env: { TOOLBELT_SANDBOX_NETWORK_VIA: "netns" },
-        });
-        expect(r.stdout).not.toContain("connected");
-        expect(r.sandbox_note).toMatch(/network is off/);
-      }
-    },
-  );
+  it.skipIf(!netns())("off holds with agent.shell_sandbox off too (the namespace forced)", async () => {
+    const root = track(tempRoot("tb-net-"));
+    for (const config of [
+      { agent: { shell_network: "off", shell_sandbox: "off" } },
+      { agent: { shell_network: "off" } },
+    ]) {
+      const r = await shell(root, connectScript(hosts), {
+        config,
+        env: { TOOLBELT_SANDBOX_NETWORK_VIA: "netns" },
+      });
+      expect(r.stdout).not.toContain("connected");
+      expect(r.sandbox_note).toMatch(/network is off/);
+    }
+  });
 
   it("off where it cannot be enforced: the command does not run (fails closed)", async () => {
     const root = track(tempRoot("tb-net-"));
