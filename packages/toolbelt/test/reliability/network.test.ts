@@ -212,7 +212,9 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     mkdirSync(path.join(root, "configs"));
     writeFileSync(path.join(root, "configs/app.json"), JSON.stringify({ agent: { shell_network: "off" } }));
     const r = await shell(root, connectScript(hosts));
-    expect(r.stdout ?? "").not.toContain("connected");
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    expect(r.stdout).not.toContain("connected");
+    expect(r.sandbox_note).toMatch(/network is off/);
   });
 
   it.skipIf(!netns())(
