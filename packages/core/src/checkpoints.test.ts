@@ -259,3 +259,28 @@ describe("a crash between the record and the write", () => {
     await s.close();
   });
 });
+
+describe("the undo tool", () => {
+  it("is bound only with checkpoints.undoTool, and tools.checkpoints governs it", async () => {
+    const root = temp("tb-cp-undo-");
+    const off = await session(root);
+    expect(off.bindings().map((b) => b.name)).not.toContain("undo");
+    await off.close();
+    const on = await session(root, { config: { checkpoints: { undoTool: true } } });
+    expect(on.bindings().map((b) => b.name)).toContain("undo");
+    await on.call("put", { files: { "a.txt": "v1\n" } });
+    expect(await on.call("undo", {})).toMatchObject({
+      kind: "checkpoint_restore",
+      files: [{ path: "a.txt" }],
+    });
+    expect(existsSync(path.join(root, "a.txt"))).toBe(false);
+    await on.close();
+    const denied = await session(root, {
+      config: { checkpoints: { undoTool: true }, tools: { checkpoints: { mode: "deny" } } },
+    });
+    await denied.call("put", { files: { "a.txt": "v2\n" } });
+    expect(await denied.call("undo", {})).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(read(root, "a.txt")).toBe("v2\n");
+    await denied.close();
+  });
+});

@@ -1074,7 +1074,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   // Plugins are known now, so a tools.* key naming no tool, family or plugin is a typo, not a plugin's.
   checkToolKeys(
     session.config,
-    session.granted(),
+    // undo is core's own (bound by checkpoints.undoTool): tools.undo and tools.checkpoints are known keys.
+    [...session.granted(), asAnyTool(undoTool)],
     session.plugins.map((p) => p.name),
     session.contributions.toolKeys,
   );
