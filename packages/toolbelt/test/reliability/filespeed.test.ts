@@ -101,11 +101,13 @@ describe("editing a file over fileWriteMaxBytes", () => {
       { timeoutMs: 60_000 },
     );
     expect(JSON.parse(edit.stdout)).toMatchObject({ kind: "edit_result" });
-    const write = await cli(
-      ["run", "write_file", "--root", root, "--input", JSON.stringify({ path: "new.txt", content: text })],
-      { timeoutMs: 60_000 },
-    );
-    expect(JSON.parse(write.stdout)).toMatchObject({ kind: "error", code: "ETOO_LARGE" });
+    // Through `exec` (stdin): 3 MiB does not fit in an argument.
+    const write = await cli(["exec", "--root", root], {
+      input: `${JSON.stringify({ id: "w", tool: "write_file", input: { path: "new.txt", content: text } })}\n`,
+      timeoutMs: 60_000,
+    });
+    const answer = jsonLines(write.stdout).find((l) => l.id === "w") as { result: unknown } | undefined;
+    expect(answer?.result).toMatchObject({ kind: "error", code: "ETOO_LARGE" });
   }, 120_000);
 });
 
