@@ -162,6 +162,7 @@ const NAV = [
   ["sandbox.html", "Sandbox"],
   ["servers.html", "Servers"],
   ["plugin-authoring.html", "Plugin authoring"],
+  ["checkpoints.html", "Checkpoints and undo"],
   ["ci-recipes.html", "CI recipes"],
   ["reliability.html", "Reliability"],
 ];
