@@ -3,7 +3,7 @@ import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ToolbeltError } from "./errors.js";
-import { stateDir } from "./temp-files.js";
+import { alive, stateDir } from "./temp-files.js";
 
 // Every change a tool makes is recorded here, outside the project and its .git: content-addressed
 // blobs (sha256 of the bytes) and one append-only journal per session. A change is recorded and
@@ -111,16 +111,6 @@ export function sha256(bytes: Uint8Array): string {
 export function checkpointDir(root: string): string {
   const key = createHash("sha256").update(root).digest("hex").slice(0, 16);
   return path.join(stateDir(), "checkpoints", key);
-}
-
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 async function syncDir(dir: string): Promise<void> {

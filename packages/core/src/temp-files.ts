@@ -35,7 +35,8 @@ export function markLive(abs: string, on: boolean): void {
   else live.delete(abs);
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, under another user). */
+export function alive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
