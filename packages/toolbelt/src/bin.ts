@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import module from "node:module";
 
 // A reader that stops early (`toolbelt tools --format names | head -3`) closes the pipe: that is
 // not an error, so the CLI stops quietly instead of printing a stack trace.
@@ -18,6 +19,9 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   };
   process.stdout.write(`${pkg.version}\n`);
 } else {
+  // Node ≥ 22.1 keeps compiled code on disk between runs (NODE_DISABLE_COMPILE_CACHE=1 turns it off);
+  // Node 20, our floor, has no such API and starts as before.
+  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   const { main } = await import("./cli.js");
   process.exitCode = await main(argv);
 }
