@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import type { ToolbeltConfig } from "./config.js";
+import type { PolicySubject } from "./permissions.js";
 import type { Access } from "./tool.js";
 
 /**
@@ -78,14 +79,8 @@ export interface RuleVerdict {
   firm?: boolean;
 }
 
-interface Subject {
-  tool: string;
-  calledAs?: string;
-  family: string;
-  access: Access;
-  paths: string[];
-  rules?: ResolvedRuleSubjects;
-}
+/** The call as `decide` sees it (permissions.ts). */
+type Subject = PolicySubject;
 
 type Entries = Record<string, { rules?: RulesConfig } | undefined>;
 
