@@ -44,8 +44,8 @@ type Planned = {
   rel: string;
   after: Uint8Array | undefined;
   before: Uint8Array | undefined;
-  /** The before-image was too large to keep: it can be neither recorded nor put back. */
-  beforeTooLarge: boolean;
+  /** The before-image was not kept (too large, unreadable): it can be neither recorded nor put back. */
+  notKept: "too_large" | "unknown" | undefined;
 };
 
 function bytesOf(change: FileChange): Uint8Array | undefined {
@@ -57,21 +57,23 @@ async function readBefore(
   env: TransactionEnv,
   abs: string,
   keepMax: number,
-): Promise<{ before: Uint8Array | undefined; tooLarge: boolean }> {
+): Promise<{ before: Uint8Array | undefined; notKept?: "too_large" | "unknown" }> {
   let handle: FileHandle;
   try {
     handle = await env.openFile(abs);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { before: undefined, tooLarge: false };
-    // A symlink or special file in the way: the atomic rename replaces the name, its content is not ours to keep.
-    if (code === "ELOOP" || code === "EISDIR") return { before: undefined, tooLarge: true };
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { before: undefined };
+    // A symlink or special file in the way (the rename replaces the name), or a file we may write but
+    // not read: the write itself decides; its earlier content is just not recorded.
+    return { before: undefined, notKept: "unknown" };
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile() || st.size > keepMax) return { before: undefined, tooLarge: true };
-    return { before: new Uint8Array(await handle.readFile()), tooLarge: false };
+    if (!st.isFile()) return { before: undefined, notKept: "unknown" };
+    if (st.size > keepMax) return { before: undefined, notKept: "too_large" };
+    return { before: new Uint8Array(await handle.readFile()) };
+  } catch {
+    return { before: undefined, notKept: "unknown" };
   } finally {
     await handle.close();
   }
@@ -107,7 +109,7 @@ export async function runTransaction(
       rel: target.rel,
       after,
       before: undefined,
-      beforeTooLarge: false,
+      notKept: undefined,
     });
   }
   const needBefore = env.recorder !== undefined || planned.length > 1;
@@ -115,13 +117,13 @@ export async function runTransaction(
     if (!needBefore) break;
     const b = await readBefore(env, p.abs, ROLLBACK_KEEP_BYTES);
     p.before = b.before;
-    p.beforeTooLarge = b.tooLarge;
+    p.notKept = b.notKept;
   }
   let record: string | undefined;
   if (env.recorder) {
     const files: RecordedFile[] = planned.map((p) => ({
       path: p.rel,
-      before: p.beforeTooLarge ? "too_large" : p.before,
+      before: p.notKept ?? p.before,
       after: p.after,
     }));
     record = await env.recorder.begin(
@@ -148,7 +150,7 @@ export async function runTransaction(
     const unrestored: string[] = [];
     for (const w of [...written].reverse()) {
       try {
-        if (w.beforeTooLarge) throw new Error("before-image too large to keep");
+        if (w.notKept) throw new Error(`before-image not kept (${w.notKept})`);
         if (w.before === undefined) await removeFileAt(w.abs, env.root);
         else await writeFileAtomic(w.abs, w.before, { root: env.root });
         env.ledger.invalidate(w.abs);
