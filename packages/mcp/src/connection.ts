@@ -1,7 +1,4 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
@@ -94,8 +91,11 @@ export class McpConnection {
     return this.#stderr.trim();
   }
 
-  #transportFor(spec: ServerSpec): Transport {
+  // Each transport is imported when a server uses it: a stdio server does not load the HTTP ones
+  // (their SSE and OAuth dependencies), nor an HTTP server the process-spawning one.
+  async #transportFor(spec: ServerSpec): Promise<Transport> {
     if (spec.transport === "stdio") {
+      const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
       const transport = new StdioClientTransport({
         command: spec.command,
         args: spec.args,
@@ -109,9 +109,14 @@ export class McpConnection {
       return transport;
     }
     const requestInit = { headers: spec.headers };
-    return spec.transport === "sse"
-      ? new SSEClientTransport(new URL(spec.url), { requestInit })
-      : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
+    if (spec.transport === "sse") {
+      const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+      return new SSEClientTransport(new URL(spec.url), { requestInit });
+    }
+    const { StreamableHTTPClientTransport } = await import(
+      "@modelcontextprotocol/sdk/client/streamableHttp.js"
+    );
+    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
   }
 
   /** Connects and lists the tools within `timeoutMs`; never throws (the state says what happened). */
@@ -120,7 +125,9 @@ export class McpConnection {
     const client = new Client({ name: "toolbelt", version: "0.1.0" }, { capabilities: {} });
     this.#client = client;
     try {
-      const transport = this.#transportFor(this.spec);
+      const transport = await this.#transportFor(this.spec);
+      // Closed while the transport module loaded: nothing was spawned or connected yet.
+      if (this.#closing) return;
       this.#transport = transport;
       client.onclose = () => this.#closed();
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#scheduleRelist());
