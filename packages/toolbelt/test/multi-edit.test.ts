@@ -143,6 +143,47 @@ describe("toolbelt run edit_file with edits", () => {
   });
 });
 
+describe("checkpoints", () => {
+  it("a multi-edit call is one checkpoint: one undo puts every file it changed back", async () => {
+    await write("a.txt", "alpha\n");
+    await write("b.txt", "beta\n");
+    await write("c.txt", "gamma\n");
+    const config = path.join(root, "..", `${path.basename(root)}-config.json`);
+    await fs.writeFile(config, JSON.stringify({ checkpoints: { undoTool: true } }));
+    try {
+      const lines = [
+        { id: "0", tool: "edit_file", input: { path: "c.txt", old_text: "gamma", new_text: "GAMMA" } },
+        {
+          id: "1",
+          tool: "edit_file",
+          input: {
+            edits: [
+              { path: "a.txt", old_text: "alpha", new_text: "ALPHA" },
+              { path: "b.txt", old_text: "beta", new_text: "BETA" },
+            ],
+          },
+        },
+        { id: "2", tool: "undo", input: {} },
+      ];
+      const r = await cli(["exec", "--root", root, "--config", config], {
+        input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+      });
+      expect(r.code).toBe(0);
+      const kinds = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { result: { kind: string } }).result.kind);
+      expect(kinds).toEqual(["edit_result", "edit_result", "checkpoint_restore"]);
+      expect(String(await read("a.txt"))).toBe("alpha\n");
+      expect(String(await read("b.txt"))).toBe("beta\n");
+      // The call before it is a checkpoint of its own, untouched by the undo.
+      expect(String(await read("c.txt"))).toBe("GAMMA\n");
+    } finally {
+      await fs.rm(config, { force: true });
+    }
+  });
+});
+
 describe("serve --mcp: concurrent multi-edit calls", () => {
   it("two calls over the same two files, locking them in opposite orders, both finish and both apply", async () => {
     await write("a.txt", "a1\na2\n");
