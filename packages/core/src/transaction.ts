@@ -165,12 +165,12 @@ export async function runTransaction(
     if (unrestored.length)
       throw new ToolbeltError(
         "EINTERNAL",
-        `writing ${failed.rel} failed (${why}) and ${unrestored.join(", ")} could not be put back${record ? `; checkpoint ${record} holds their earlier content` : ""}`,
+        `writing ${failed.rel} failed (${why}) and ${unrestored.join(", ")} could not be restored${record ? `; checkpoint ${record} holds their earlier content` : ""}`,
         { cause: error, details: { path: failed.rel, unrestored, restored } },
       );
     throw new ToolbeltError(
       code,
-      `writing ${failed.rel} failed: ${why}; ${restored.length ? `${restored.join(", ")} put back, ` : ""}nothing was changed`,
+      `writing ${failed.rel} failed: ${why}; ${restored.length ? `${restored.join(", ")} restored, ` : ""}nothing was changed`,
       { cause: error, details: { path: failed.rel, restored } },
     );
   }
