@@ -14,6 +14,7 @@ import { z } from "zod";
 import { scrubCommandEnv } from "./command-env.js";
 import type { ToolbeltConfig } from "./config.js";
 import { type ErrorPayload, errorPayload, ToolbeltError } from "./errors.js";
+import { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 import { isProtectedPath } from "./protected-paths.js";
 import type { Session } from "./session.js";
 import type { Access, Payload } from "./tool.js";
@@ -222,6 +223,8 @@ async function runCommandHook(
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
     });
+    // If toolbelt itself exits mid-hook, the hook's group goes with it.
+    if (child.pid !== undefined) trackProcessGroup(child.pid);
     const chunks: Buffer[] = [];
     let outBytes = 0;
     let stderr = "";
@@ -239,6 +242,7 @@ async function runCommandHook(
       signal.removeEventListener("abort", onAbort);
       // Whatever the hook left behind in its group (a backgrounded child holding the pipes) goes too.
       killGroup();
+      if (child.pid !== undefined) untrackProcessGroup(child.pid);
       child.stdout?.destroy();
       child.stderr?.destroy();
       fn();

@@ -1,59 +1,28 @@
 // Tool-call hooks through the built CLI: command hooks named in config deny, rewrite input, add
-// notes, and are bounded in time; the same config applies over `run`, `exec` and `serve --mcp`.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// notes, and are bounded in time; the same config applies over `run`, `exec`, `serve --mcp` and `serve --http`.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, type CliResult, cli, jsonLines, tempRoot } from "./cli-harness.js";
+import { BIN, jsonLines } from "./cli-harness.js";
+import { type HookBench, hookBench, node, payload } from "./hooks-fixture.js";
+import { startHttp } from "./serve-fixture.js";
 
-const dirs: string[] = [];
-let configDir: string;
-/** Hook programs live outside every root: a tool in the session cannot rewrite them. */
-let hooksDir: string;
-
-function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { TOOLBELT_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir, TOOLBELT_TRUST: "", ...extra };
-}
-
-function run(args: string[], input?: string): Promise<CliResult> {
-  return cli(args, { ...(input !== undefined ? { input } : {}), env: env() });
-}
-
-function payload(result: CliResult): Record<string, unknown> {
-  return JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
-}
-
-function hook(name: string, body: string): string {
-  const file = path.join(hooksDir, name);
-  writeFileSync(
-    file,
-    `import { readFileSync, writeFileSync } from "node:fs";\nconst call = JSON.parse(readFileSync(0, "utf8"));\n${body}\n`,
-  );
-  return file;
-}
-
-/** A --config file (trusted, outside the root) with these hooks. */
-function configWith(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
-  const file = path.join(hooksDir, `config-${dirs.length}-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(file, JSON.stringify({ hooks, ...extra }));
-  return file;
-}
-
-function node(script: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { command: process.execPath, args: [script], ...extra };
-}
-
+let bench: HookBench;
 let denyRm: string;
 let denyRmExit2: string;
 let rewrite: string;
 let note: string;
 
+const run = (args: string[], input?: string) => bench.run(args, input !== undefined ? { input } : {});
+const configWith = (hooks: Record<string, unknown>) => bench.config(hooks);
+const project = () => bench.project();
+const env = () => bench.env();
+const hook = (name: string, body: string) => bench.hook(name, body);
+
 beforeAll(() => {
-  assertBuilt();
-  configDir = tempRoot("tb-hooks-home-");
-  hooksDir = tempRoot("tb-hooks-bin-");
-  dirs.push(configDir, hooksDir);
+  bench = hookBench();
   denyRm = hook(
     "deny-rm.mjs",
     `if (/\\brm\\b/.test(call.input.command ?? "")) console.log(JSON.stringify({ decision: "deny", message: "rm is not allowed here (" + call.calledAs + ")" }));`,
@@ -72,16 +41,7 @@ beforeAll(() => {
   );
 });
 
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function project(): string {
-  const root = tempRoot("tb-hooks-");
-  dirs.push(root);
-  writeFileSync(path.join(root, "keep.txt"), "keep\n");
-  return root;
-}
+afterAll(() => bench.cleanup());
 
 describe("command hooks (toolbelt run)", () => {
   it("a before hook denies `rm` with a message the model reads; other commands run", async () => {
@@ -254,6 +214,42 @@ describe("the same hooks over exec and serve --mcp", () => {
       expect(fine.isError).toBe(false);
     } finally {
       await client.close();
+    }
+    expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+});
+
+describe("the same hooks over serve --http", () => {
+  it("POST /calls: the hook's denial is the call's result; allowed calls run", async () => {
+    const root = project();
+    const config = configWith({ before: [{ tools: ["shell"], ...node(denyRm) }] });
+    const server = await startHttp(root, ["--config", config, "--allow", "shell"]);
+    try {
+      const api = async (route: string, body?: unknown) => {
+        const response = await fetch(`${server.url}${route}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        return (await response.json()) as Record<string, unknown>;
+      };
+      const sessions = (await api("/api/sessions")) as unknown as Array<{ id: string }>;
+      const sid = sessions[0]?.id ?? "";
+      const denied = await api(`/api/sessions/${sid}/calls`, {
+        tool: "shell",
+        input: { command: "rm keep.txt" },
+      });
+      expect(denied.result).toMatchObject({
+        code: "EDENIED",
+        message: "shell: rm is not allowed here (shell)",
+      });
+      const fine = await api(`/api/sessions/${sid}/calls`, {
+        tool: "shell",
+        input: { command: "echo fine" },
+      });
+      expect(fine.result).toMatchObject({ kind: "shell_result", stdout: "fine\n" });
+    } finally {
+      await server.stop();
     }
     expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
   });

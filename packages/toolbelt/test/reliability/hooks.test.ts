@@ -2,48 +2,18 @@
 // outside the sandbox, so what it runs, what it sees, how long it lives and what it can unlock are
 // each bounded; a model that controls the call's input or the project's files must not turn a hook
 // into a way out.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type CliResult, cli, tempRoot } from "../cli-harness.js";
+import { type HookBench, hookBench, payload } from "../hooks-fixture.js";
 
-const dirs: string[] = [];
-let configDir: string;
+let bench: HookBench;
 let hooksDir: string;
-
-function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { TOOLBELT_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir, TOOLBELT_TRUST: "", ...extra };
-}
-
-function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
-  return cli(args, { env: env(extraEnv), timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
-}
-
-function payload(result: CliResult): Record<string, unknown> {
-  return JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
-}
-
-function hook(name: string, body: string, readStdin = true): string {
-  const file = path.join(hooksDir, name);
-  const head = readStdin
-    ? `import { readFileSync, writeFileSync } from "node:fs";\nconst call = JSON.parse(readFileSync(0, "utf8"));\n`
-    : `import { writeFileSync } from "node:fs";\n`;
-  writeFileSync(file, `${head}${body}\n`);
-  return file;
-}
-
-function configWith(hooks: Record<string, unknown>): string {
-  const file = path.join(hooksDir, `config-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(file, JSON.stringify({ hooks }));
-  return file;
-}
-
-function project(): string {
-  const root = tempRoot("tb-hooks-attack-");
-  dirs.push(root);
-  writeFileSync(path.join(root, "keep.txt"), "keep\n");
-  return root;
-}
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, input?: string) =>
+  bench.run(args, { env, ...(input !== undefined ? { input } : {}) });
+const hook = (name: string, body: string, readStdin = true) => bench.hook(name, body, readStdin);
+const configWith = (hooks: Record<string, unknown>) => bench.config(hooks);
+const project = () => bench.project();
 
 /** Whether a process runs (a zombie waiting for a reaper does not). */
 function running(pid: number): boolean {
@@ -65,15 +35,11 @@ async function gone(pids: number[]): Promise<boolean> {
 }
 
 beforeAll(() => {
-  assertBuilt();
-  configDir = tempRoot("tb-hooks-home-");
-  hooksDir = tempRoot("tb-hooks-bin-");
-  dirs.push(configDir, hooksDir);
+  bench = hookBench();
+  hooksDir = bench.dir;
 });
 
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => bench.cleanup());
 
 describe("hooks under attack", () => {
   it("a hook script inside the root that a tool rewrote is not run (it would run outside the sandbox)", async () => {
