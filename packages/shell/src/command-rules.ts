@@ -83,6 +83,62 @@ const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh",
 const LOADER_VARIABLE =
   /^(PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|IFS|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|NODE_OPTIONS|BASH_FUNC_.*|GIT_\w*|PYTHONPATH|PERL5OPT|RUBYOPT)$/;
 
+/** Builtins that take variable names: a name like `a[$(cmd)]` runs `cmd` when its subscript is evaluated. */
+const NAME_TAKING: ReadonlySet<string> = new Set([
+  "printf",
+  "read",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "unset",
+  "mapfile",
+  "readarray",
+  "getopts",
+  "wait",
+  "test",
+  "[",
+  "[[",
+]);
+
+const ARITHMETIC_TEST = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+
+/**
+ * Why `node` may run commands hidden in a variable's value, if it can: bash evaluates arithmetic
+ * (`$(( x ))`, `(( x ))`, `${a[x]}`, `[[ $x -eq 1 ]]`) recursively, so `x='a[$(curl …)]'` runs curl;
+ * `${x@P}` expands `x` as a prompt, command substitutions included.
+ */
+function evaluatesVariables(node: SyntaxNode): string | undefined {
+  const why = "arithmetic on a variable can run commands from its value";
+  const numeric = (n: SyntaxNode | null): boolean =>
+    !n || n.type === "number" || (n.namedChildCount > 0 && named(n).every((c) => numeric(c)));
+  switch (node.type) {
+    case "arithmetic_expansion":
+    case "c_style_for_statement":
+      return named(node).every((c) => numeric(c) || c.type === "do_group") ? undefined : why;
+    case "compound_statement":
+      return node.text.startsWith("((") && !named(node).every((c) => numeric(c)) ? why : undefined;
+    case "subscript": {
+      const index = node.childForFieldName("index");
+      return index && !numeric(index) && !/^[@*]$/.test(index.text) ? why : undefined;
+    }
+    case "binary_expression": {
+      const op = node.childForFieldName("operator");
+      if (!op || !ARITHMETIC_TEST.has(op.text)) return undefined;
+      return numeric(node.childForFieldName("left")) && numeric(node.childForFieldName("right"))
+        ? undefined
+        : why;
+    }
+    case "expansion":
+      return /@P\}$/.test(node.text)
+        ? "${…@P} expands a variable as a prompt, which can run commands"
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** Redirect targets that are not files. */
 const NOT_A_FILE = /^\/dev\/(null|stdin|stdout|stderr|fd\/\d+|tty)$/;
 
@@ -171,6 +227,9 @@ class Walker {
         this.out.commands.push(opaque(source, "it cannot be parsed as bash"));
         return;
       }
+      // Bash reads these as word characters where the parser sees blanks: the words could differ.
+      if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)/.test(source))
+        this.out.commands.push(opaque(source, "it holds control characters"));
       this.visit(tree.rootNode);
     } finally {
       tree.delete();
@@ -190,6 +249,8 @@ class Walker {
   }
 
   private visit(node: SyntaxNode): void {
+    const evaluated = evaluatesVariables(node);
+    if (evaluated) this.out.commands.push(opaque(node.text, evaluated));
     switch (node.type) {
       case "command":
         this.command(node);
@@ -311,6 +372,14 @@ class Walker {
         return;
       }
       this.nested(values.slice(1).join(" "), text, "eval");
+      return;
+    }
+    if (base === "let") {
+      this.out.commands.push(opaque(text, "let evaluates arithmetic, which can run commands"));
+      return;
+    }
+    if (NAME_TAKING.has(base) && values.slice(1).some((v) => /\[[^\]]*[$`]/.test(v))) {
+      this.out.commands.push(opaque(text, `${base} evaluates the array subscript in its arguments`));
       return;
     }
     if (base === "source" || base === "." || base === "trap") {

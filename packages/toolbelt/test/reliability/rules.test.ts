@@ -109,6 +109,10 @@ describe("shell rules through `toolbelt run shell` (headless, no --allow)", () =
     ["PATH=. echo hi", "it sets PATH"],
     ["echo hi > /dev/tcp/127.0.0.1/9", "it redirects to a network connection"],
     ["echo 'unclosed", "it cannot be parsed as bash"],
+    // Bash evaluates arithmetic on a variable's value recursively, and a prompt expansion runs
+    // substitutions: both ran `touch` under an `echo` allow rule before they were seen as opaque.
+    ["x='a[$(touch pwned)]'; echo $(( x ))", "arithmetic on a variable can run commands from its value"],
+    ["x='$(touch pwned)'; echo ${x@P}", "expands a variable as a prompt"],
   ];
   it.each(asked)("asks about %j (%s): refused headless, even under --allow", async (command, why) => {
     const root = project();
