@@ -44,6 +44,13 @@ export function decodeDocument(bytes: Uint8Array, rel: string): TextDocument {
 
 /** Builds a document from text that may contain CRLF line endings. */
 export function fromRaw(raw: string, bom = false): TextDocument {
+  // Most files hold no CR: the text is the raw text and every terminator LF, without splitting a
+  // large file into lines and joining it again.
+  if (raw.indexOf("\r") === -1) {
+    const eols = new Array<string>(countNewlines(raw)).fill("\n");
+    eols.push("");
+    return { bom, text: raw, eols };
+  }
   const eols: string[] = [];
   const parts: string[] = [];
   let lineStart = 0;
@@ -60,6 +67,15 @@ export function fromRaw(raw: string, bom = false): TextDocument {
 
 /** The exact text of the file again: BOM and every original line terminator restored. */
 export function encodeDocument(doc: TextDocument): string {
+  const last = doc.eols.length - 1;
+  if (
+    doc.eols[last] === "" &&
+    doc.eols.every((e, i) => i === last || e === "\n") &&
+    countNewlines(doc.text) === last
+  ) {
+    // Every terminator is the LF the text already holds.
+    return doc.bom ? BOM + doc.text : doc.text;
+  }
   const lines = doc.text.split("\n");
   let out = doc.bom ? BOM : "";
   for (let i = 0; i < lines.length; i++) out += (lines[i] as string) + (doc.eols[i] ?? "");
