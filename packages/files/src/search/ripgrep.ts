@@ -68,6 +68,45 @@ const B = 0x62; // begin
 const M = 0x6d; // match
 const E = 0x65; // end
 
+const LINES_TEXT = Buffer.from('"lines":{"text":"');
+const LINE_NUMBER = Buffer.from('"line_number":');
+
+/**
+ * A match line's number and text without parsing the whole message (its path and submatches are
+ * not needed, and parsing them dominated a search with many matches). JSON escapes every quote
+ * inside a string, so the first unescaped `"lines":{"text":"` is the field itself. Undefined for
+ * anything else (text given as base64 `bytes`), which is then parsed in full.
+ */
+function matchFields(buf: Buffer, from: number, to: number): { line: number; text: string } | undefined {
+  const at = buf.indexOf(LINES_TEXT, from);
+  if (at === -1 || at >= to) return undefined;
+  const open = at + LINES_TEXT.length - 1;
+  let close = open + 1;
+  while (true) {
+    close = buf.indexOf(0x22, close);
+    if (close === -1 || close >= to) return undefined;
+    let slashes = 0;
+    while (buf[close - 1 - slashes] === 0x5c) slashes++;
+    if (slashes % 2 === 0) break;
+    close++;
+  }
+  const numAt = buf.indexOf(LINE_NUMBER, close);
+  if (numAt === -1 || numAt >= to) return undefined;
+  let line = 0;
+  for (let i = numAt + LINE_NUMBER.length; i < to; i++) {
+    const d = (buf[i] as number) - 48;
+    if (d < 0 || d > 9) break;
+    line = line * 10 + d;
+  }
+  let text: string;
+  try {
+    text = JSON.parse(buf.toString("utf8", open, close + 1)) as string;
+  } catch {
+    return undefined;
+  }
+  return { line, text: stripEol(text) };
+}
+
 /**
  * Runs ripgrep with --json over the whole target and hands each file's matches to a TopFiles, so
  * the capped answer does not depend on which of ripgrep's threads finished first. ripgrep writes
@@ -110,6 +149,11 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
       } else if (kind === M && current) {
         if (current.matches.length >= top.perFile) {
           top.markMore();
+          return;
+        }
+        const fast = matchFields(buf, from, to);
+        if (fast) {
+          current.matches.push(fast);
           return;
         }
         const msg = parse(buf, from, to);
