@@ -169,17 +169,18 @@ export class SessionCheckpoints {
    * Notes the tree's file metadata before a command runs, so `finish()` can record what it changed:
    * files it created (restorable: they were absent), and files it changed or removed, whose earlier
    * content is unknown (a restore to before the command refuses those, honestly). Roots with more
-   * than `WATCH_MAX_FILES` files (after skipping .git and node_modules) are not watched.
+   * than `checkpoints.shellMaxFiles` files (after skipping .git and node_modules) are not watched.
    */
   async watch(tool: string, call: string | undefined): Promise<{ finish(): Promise<void> } | undefined> {
     const recorder = this.recorder();
-    if (!recorder) return undefined;
+    const max = this.config.shellMaxFiles;
+    if (!recorder || max === 0) return undefined;
     const root = this.#session.root;
-    const before = await snapshot(root);
+    const before = await snapshot(root, max);
     if (!before) return undefined;
     return {
       finish: async () => {
-        const after = await snapshot(root);
+        const after = await snapshot(root, max);
         if (!after) return;
         const files: RecordedFile[] = [];
         for (const [rel, sig] of after) {
@@ -263,32 +264,43 @@ export function unifiedDiff(
   return `${[...out, ...shown].join("\n")}\n`;
 }
 
-/** Past this many files a root is not watched for changes made by commands. */
-export const WATCH_MAX_FILES = 5000;
 const WATCH_SKIP = new Set([".git", "node_modules"]);
+const STAT_BATCH = 128;
 
-/** Root-relative path → metadata signature of every regular file, or undefined past the cap. */
-async function snapshot(root: string): Promise<Map<string, string> | undefined> {
+/** Root-relative path → metadata signature of every regular file, or undefined past `max` files. */
+async function snapshot(root: string, max: number): Promise<Map<string, string> | undefined> {
   const out = new Map<string, string>();
-  const dirs = [""];
-  while (dirs.length) {
-    const rel = dirs.pop() as string;
-    let entries: Dirent[];
-    try {
-      entries = await fs.readdir(path.join(root, rel), { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (!WATCH_SKIP.has(e.name)) dirs.push(child);
-      } else if (e.isFile()) {
-        if (out.size >= WATCH_MAX_FILES) return undefined;
-        const st = await fs.lstat(path.join(root, child)).catch(() => undefined);
-        if (st) out.set(child, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
+  let level = [""];
+  // Breadth first, each level's directories and files statted concurrently: the cost is a few
+  // round trips per level rather than one per file.
+  while (level.length) {
+    const listed = await Promise.all(
+      level.map((rel) =>
+        fs.readdir(path.join(root, rel), { withFileTypes: true }).then(
+          (entries): [string, Dirent[]] => [rel, entries],
+          (): [string, Dirent[]] => [rel, []],
+        ),
+      ),
+    );
+    const next: string[] = [];
+    const files: string[] = [];
+    for (const [rel, entries] of listed)
+      for (const e of entries) {
+        const child = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (!WATCH_SKIP.has(e.name)) next.push(child);
+        } else if (e.isFile()) files.push(child);
+      }
+    if (out.size + files.length > max) return undefined;
+    for (let i = 0; i < files.length; i += STAT_BATCH) {
+      const batch = files.slice(i, i + STAT_BATCH);
+      const stats = await Promise.all(batch.map((f) => fs.lstat(path.join(root, f)).catch(() => undefined)));
+      for (const [j, f] of batch.entries()) {
+        const st = stats[j];
+        if (st) out.set(f, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
       }
     }
+    level = next;
   }
   return out;
 }

@@ -284,3 +284,33 @@ describe("the undo tool", () => {
     await denied.close();
   });
 });
+
+describe("watching a command's changes", () => {
+  it("records created, changed and removed files, with earlier content unknown where it was not read", async () => {
+    const root = temp("tb-cp-watch-");
+    writeFileSync(path.join(root, "kept.txt"), "same\n");
+    writeFileSync(path.join(root, "changed.txt"), "old\n");
+    writeFileSync(path.join(root, "gone.txt"), "bye\n");
+    const s = await session(root);
+    const watch = await s.checkpoints.watch("shell", "cmd");
+    writeFileSync(path.join(root, "changed.txt"), "new\n");
+    writeFileSync(path.join(root, "made.txt"), "made\n");
+    rmSync(path.join(root, "gone.txt"));
+    await watch?.finish();
+    const [cp] = await s.checkpoints.list();
+    expect(cp?.files.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: "changed.txt", before: "unknown", after: sha256(Buffer.from("new\n")) },
+      { path: "gone.txt", before: "unknown", after: null },
+      { path: "made.txt", before: null, after: sha256(Buffer.from("made\n")) },
+    ]);
+    await s.close();
+  });
+
+  it("does not watch a root over checkpoints.shellMaxFiles", async () => {
+    const root = temp("tb-cp-watch-");
+    for (const n of ["a", "b", "c"]) writeFileSync(path.join(root, n), n);
+    const s = await session(root, { config: { checkpoints: { shellMaxFiles: 2 } } });
+    expect(await s.checkpoints.watch("shell", "cmd")).toBeUndefined();
+    await s.close();
+  });
+});

@@ -37,8 +37,23 @@ export const checkpointsConfigSchema = z
       .boolean()
       .default(false)
       .describe("Bind the `undo` tool, which lets the model restore checkpoints"),
+    shellMaxFiles: z
+      .number()
+      .int()
+      .min(0)
+      .default(2000)
+      .describe(
+        "Watch foreground shell commands for changed files only in roots with at most this many files (0: never)",
+      ),
   })
-  .default({ enabled: true, maxBytes: 512 * MIB, maxFileBytes: 16 * MIB, maxAgeDays: 30, undoTool: false });
+  .default({
+    enabled: true,
+    maxBytes: 512 * MIB,
+    maxFileBytes: 16 * MIB,
+    maxAgeDays: 30,
+    undoTool: false,
+    shellMaxFiles: 2000,
+  });
 
 export type CheckpointsConfig = z.infer<typeof checkpointsConfigSchema>;
 
