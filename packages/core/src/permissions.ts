@@ -3,6 +3,7 @@ import { ToolbeltError } from "./errors.js";
 import {
   hasRules,
   judgeRules,
+  listingRuleFilter,
   type ResolvedRuleSubjects,
   type RuleSubjects,
   type RuleVerdict,
@@ -177,8 +178,18 @@ export function listingDecision(
   config: ToolbeltConfig,
   target: { rel: string; directory: boolean },
 ): { denied?: string; filter?: (paths: readonly string[]) => boolean[] } {
-  const filter = allowlistFilter(subject, config);
-  if (!filter) return {};
+  const byRules = listingRuleFilter(policyKeys(subject), subject, config);
+  const byList = allowlistFilter(subject, config);
+  // Deny and ask rules drop files from what a listing returns; the allowlist also judges the directory.
+  const filter =
+    byRules && byList
+      ? (paths: readonly string[]) => {
+          const a = byRules(paths);
+          const b = byList(paths);
+          return paths.map((_p, i) => a[i] === true && b[i] === true);
+        }
+      : (byRules ?? byList);
+  if (!byList) return filter ? { filter } : {};
   if (!target.directory) {
     const { ok, failed } = checkAllowlists(subject, config, [target.rel]);
     return ok[0] ? { filter } : { denied: `${target.rel} is not in ${failed[0]}` };

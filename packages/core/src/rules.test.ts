@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
 import { mergeLayers } from "./config-sources.js";
-import { decide } from "./permissions.js";
+import { decide, listingDecision } from "./permissions.js";
 import { commandRuleMatches, globMatch, pathRuleMatches } from "./rules.js";
 
 const cfg = (tools: Record<string, unknown>) => parseConfig({ tools }, "test");
@@ -74,6 +74,29 @@ describe("decide with rules", () => {
     const config = cfg({ file: { mode: "deny", allowlist: ["^src/"], rules: { allow: ["write"] } } });
     expect(decide({ ...write, paths: ["src/a.ts"] }, config, none).mode).toBe("allow");
     expect(decide({ ...write, paths: ["lib/a.ts"] }, config, none).mode).toBe("deny");
+  });
+
+  it("drops from a listing the files deny and ask rules name, together with the allowlist", () => {
+    const sub = { tool: "search_files", family: "files" };
+    const config = cfg({
+      file: {
+        allowlist: ["^src/"],
+        rules: { deny: ["read(src/secret/**)"], ask: ["search_files(**/*.key)"] },
+      },
+    });
+    const { filter } = listingDecision(sub, config, { rel: ".", directory: true });
+    expect(filter?.(["src/a.ts", "src/secret/k", "src/b.key", "lib/c.ts"])).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
+    const rulesOnly = listingDecision(sub, cfg({ file: { rules: { deny: ["read(.env)"] } } }), {
+      rel: ".",
+      directory: true,
+    });
+    expect(rulesOnly.filter?.([".env", "a.ts"])).toEqual([false, true]);
+    expect(listingDecision(sub, cfg({}), { rel: ".", directory: true }).filter).toBeUndefined();
   });
 
   it("rejects a malformed rule when the config is read", () => {

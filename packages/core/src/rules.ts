@@ -308,6 +308,30 @@ export function judgeRules(
 }
 
 /**
+ * For a tool that lists or searches (read access): which found paths the deny and ask rules leave
+ * in its results, or undefined when no such rule applies. A listing cannot ask per file, so a file
+ * an ask rule names is left out like a denied one (reading it directly still asks).
+ */
+export function listingRuleFilter(
+  keys: readonly string[],
+  subject: Pick<PolicySubject, "tool" | "calledAs" | "family">,
+  config: ToolbeltConfig,
+): ((paths: readonly string[]) => boolean[]) | undefined {
+  const verbs = new Set([
+    "read",
+    subject.tool,
+    subject.family,
+    ...(subject.calledAs ? [subject.calledAs] : []),
+  ]);
+  const rules = collectRules(keys, config).filter(
+    (r) => r.kind !== "allow" && verbs.has(r.verb) && !COMMAND_VERBS.has(r.verb),
+  );
+  if (rules.length === 0) return undefined;
+  return (paths) =>
+    paths.map((p) => !rules.some((r) => r.pattern === undefined || pathRuleMatches(r.pattern, p)));
+}
+
+/**
  * Resolves a tool's rule subjects for `judgeRules`: redirect targets become root-relative (or
  * absolute outside the root). `resolve` maps a path relative to the session's cwd (`cwdAbs`) to a
  * root-relative one and throws for a path outside the root.

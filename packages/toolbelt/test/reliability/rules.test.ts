@@ -189,6 +189,39 @@ describe("path rules on the core write path", () => {
   });
 });
 
+describe("path rules on listings", () => {
+  it("a read deny rule keeps a file's contents out of search_files over the whole root", async () => {
+    const root = project();
+    mkdirSync(path.join(root, "secrets"));
+    writeFileSync(path.join(root, "secrets/token.txt"), "needle-in-secret\n");
+    writeFileSync(path.join(root, "open.txt"), "needle-in-open\n");
+    const cfg = config(root, { file: { rules: { deny: ["read(secrets/**)"] } } });
+    const result = await run([
+      "run",
+      "search_files",
+      "--root",
+      root,
+      "--config",
+      cfg,
+      "--input",
+      JSON.stringify({ path: ".", query: "needle" }),
+    ]);
+    expect(result.stdout).toContain("needle-in-open");
+    expect(result.stdout).not.toContain("needle-in-secret");
+    const direct = await run([
+      "run",
+      "read_file",
+      "--root",
+      root,
+      "--config",
+      cfg,
+      "--input",
+      JSON.stringify({ path: "secrets/token.txt" }),
+    ]);
+    expect(payload(direct)).toMatchObject({ kind: "error", code: "EDENIED" });
+  });
+});
+
 describe("rules from an untrusted project", () => {
   it("allow rules are ignored loudly; deny rules apply, even over the user's --allow", async () => {
     const root = project();
