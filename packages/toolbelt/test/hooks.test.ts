@@ -1,5 +1,6 @@
 // Tool-call hooks through the built CLI: command hooks named in config deny, rewrite input, add
-// notes, and are bounded in time; the same config applies over `run`, `exec`, `serve --mcp` and `serve --http`.
+// notes, and are bounded in time; the same config applies over `run`, `exec`, `serve --mcp` and
+// `serve --http`.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
