@@ -1,9 +1,5 @@
-import {
-  type ApprovalPrompt,
-  type QuestionRequest,
-  type QuestionResponse,
-  ToolbeltError,
-} from "@toolbelt/core";
+import { type ApprovalPrompt, ToolbeltError } from "@toolbelt/core";
+import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 import type { PendingListing } from "./wire.js";
 
 type Waiter<T> = { settle: (value: T) => void; fail: (error: Error) => void };

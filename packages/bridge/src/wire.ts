@@ -1,7 +1,8 @@
 // The HTTP API between `toolbelt serve --http` and a client, as JSON shapes. The server and
 // connectClient() both build against these, so they are the one place the wire format is written down.
 
-import type { ApprovalPrompt, QuestionRequest } from "@toolbelt/core";
+import type { ApprovalPrompt } from "@toolbelt/core";
+import type { QuestionRequest } from "@toolbelt/ui/contrib";
 
 /** A tool a client brings: the server runs no code for it, it forwards calls to the client. */
 export type ClientToolSpec = {

@@ -197,8 +197,6 @@ export {
   type CallOutcome,
   type ClientInfo,
   createSession,
-  type QuestionRequest,
-  type QuestionResponse,
   Session,
   type SessionOptions,
 } from "./session.js";

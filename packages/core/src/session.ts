@@ -51,17 +51,6 @@ import { type TrustInfo, UNTRUSTED } from "./trust.js";
 import { undoTool } from "./undo-tool.js";
 import { checkWriteSize } from "./write-size.js";
 
-export interface QuestionRequest {
-  question_id: string;
-  questions: Array<{ question: string; options: string[]; multiple?: boolean; header?: string }>;
-  timeout_seconds?: number;
-}
-
-export interface QuestionResponse {
-  answers: Array<{ options?: number[]; text?: string }>;
-  notes?: string;
-}
-
 export interface ApprovalPrompt {
   request_id: string;
   tool: string;
@@ -71,15 +60,16 @@ export interface ApprovalPrompt {
   input?: unknown;
 }
 
-/** What the client attached to a session can do. */
+/**
+ * What the client attached to a session can do. Families add the client functions their tools call
+ * by augmenting this interface (the ui family adds `ask`, for ask_user_question).
+ */
 export interface ClientInfo {
   name?: string;
   /** e.g. `ask_user`, `generative_ui`. */
   capabilities?: string[];
   /** Answers `ask` permission decisions; without it `ask` is EDENIED. */
   approve?: (prompt: ApprovalPrompt) => Promise<boolean>;
-  /** Asks the user questions (ask_user_question). */
-  ask?: (request: QuestionRequest, signal: AbortSignal) => Promise<QuestionResponse>;
 }
 
 export interface SessionOptions {

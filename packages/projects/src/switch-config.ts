@@ -23,7 +23,9 @@ export function configForSwitch(current: ToolbeltConfig, root: string): Toolbelt
   const raw = readConfigFile(path.join(root, CONFIG_FILE), { optional: true }) ?? {};
   // The sections every family contributed, as the session's config was parsed with them.
   const contributions = configContributionsOf(current);
-  const target = parseConfig(raw, source, contributions);
+  // lsp and mcp sections are other families' (typed where those are imported): read by name here.
+  const target = parseConfig(raw, source, contributions) as unknown as Record<string, unknown>;
+  const run = current as unknown as Record<string, unknown>;
   const { allowed } = untrustedPart(raw, current, source, contributions);
   const layered = mergeDeep(current, {
     ...(allowed.limits ? { limits: allowed.limits } : {}),
@@ -40,7 +42,7 @@ export function configForSwitch(current: ToolbeltConfig, root: string): Toolbelt
       plugins: current.plugins,
       // Sections of families this session was parsed without stay absent, as they were.
       ...(current.projects !== undefined ? { projects: current.projects } : {}),
-      ...(current.mcpServers !== undefined ? { mcpServers: current.mcpServers } : {}),
+      ...(run.mcpServers !== undefined ? { mcpServers: run.mcpServers } : {}),
     },
     source,
     contributions,

@@ -3,6 +3,7 @@
 export * from "@toolbelt/core";
 export { editBackendForModel } from "@toolbelt/edit/contrib";
 export type { McpServerConfig } from "@toolbelt/mcp/contrib";
+export type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 export {
   BUILTIN_CONTRIBUTIONS,
   BUILTIN_TOOL_KEYS,

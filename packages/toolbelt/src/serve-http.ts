@@ -15,12 +15,12 @@ import {
 import {
   definePlugin,
   normaliseError,
-  type QuestionResponse,
   type Session,
   ToolbeltError,
   type ToolbeltEvent,
 } from "@toolbelt/core";
 import { answerQuestion, pendingQuestions, takeLateAnswers } from "@toolbelt/ui";
+import type { QuestionResponse } from "@toolbelt/ui/contrib";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
 

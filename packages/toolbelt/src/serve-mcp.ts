@@ -13,13 +13,12 @@ import {
   type ApprovalPrompt,
   type ClientInfo,
   escapeText,
-  type QuestionRequest,
-  type QuestionResponse,
   type Session,
   ToolbeltError,
   toMcpTool,
   visibleText,
 } from "@toolbelt/core";
+import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
 

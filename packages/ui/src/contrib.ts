@@ -28,6 +28,19 @@ export const uiEvents = defineBuiltinEvents("ui", {
   },
 });
 
+/** What ask_user_question hands the client: the questions, each with its options. */
+export interface QuestionRequest {
+  question_id: string;
+  questions: Array<{ question: string; options: string[]; multiple?: boolean; header?: string }>;
+  timeout_seconds?: number;
+}
+
+/** The client's answer: per question the chosen option indices or a typed text. */
+export interface QuestionResponse {
+  answers: Array<{ options?: number[]; text?: string }>;
+  notes?: string;
+}
+
 export const contributions = {
   events: [uiEvents],
   toolKeys: ["ui", "update_todos", "ask_user_question", "present_ui"],
@@ -35,4 +48,8 @@ export const contributions = {
 
 declare module "@toolbelt/core" {
   interface EventMap extends EventFieldsOf<typeof uiEvents> {}
+  interface ClientInfo {
+    /** Asks the user questions (ask_user_question); without it the question waits for an answer file. */
+    ask?: (request: QuestionRequest, signal: AbortSignal) => Promise<QuestionResponse>;
+  }
 }

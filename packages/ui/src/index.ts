@@ -40,4 +40,4 @@ export const family: Plugin = definePlugin({
   tools: [updateTodos, askUserQuestion, presentUi],
 });
 
-export { contributions, uiEvents } from "./contrib.js";
+export { contributions, type QuestionRequest, type QuestionResponse, uiEvents } from "./contrib.js";

@@ -1,14 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  type ClientInfo,
-  createSession,
-  type QuestionRequest,
-  type Session,
-  type ToolbeltEvent,
-} from "@toolbelt/core";
+import { type ClientInfo, createSession, type Session, type ToolbeltEvent } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { QuestionRequest } from "./contrib.js";
 import { answerQuestion, family, pendingQuestions, takeLateAnswers } from "./index.js";
 import { questionsFile } from "./questions.js";
 

@@ -5,13 +5,12 @@ import {
   defineTool,
   type ErrorPayload,
   errorPayload,
-  type QuestionRequest,
-  type QuestionResponse,
   renderText,
   type Session,
   stateDir,
 } from "@toolbelt/core";
 import { z } from "zod";
+import type { QuestionRequest, QuestionResponse } from "./contrib.js";
 
 type Question = QuestionRequest["questions"][number];
 

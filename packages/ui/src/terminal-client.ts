@@ -1,12 +1,6 @@
 import { createInterface, type Interface } from "node:readline";
-import {
-  type ApprovalPrompt,
-  type ClientInfo,
-  elideMiddle,
-  escapeText,
-  type QuestionRequest,
-  type QuestionResponse,
-} from "@toolbelt/core";
+import { type ApprovalPrompt, type ClientInfo, elideMiddle, escapeText } from "@toolbelt/core";
+import type { QuestionRequest, QuestionResponse } from "./contrib.js";
 
 /** Approval summaries longer than this show their head and tail and offer the rest (`v`). */
 export const APPROVAL_SHOWN_CHARS = 1000;
