@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, type Session } from "@toolbelt/core";
+import { createSession, mergeLayers, parseConfig, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import plugin from "./index.js";
+import plugin, { gitConfig } from "./index.js";
 
 let root: string;
 let session: Session;
@@ -95,5 +95,53 @@ describe("plugin-git", () => {
     expect(await s.call("git_status", {})).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
     await s.close();
     rmSync(plain, { recursive: true, force: true });
+  });
+});
+
+describe("plugin-git's config section and event", () => {
+  it("caps output at git.max_output_bytes and announces it as git/output_truncated", async () => {
+    const s = await createSession({ root, plugins: [plugin], config: { git: { max_output_bytes: 2048 } } });
+    const seen: unknown[] = [];
+    s.on("git/output_truncated", (event) => seen.push(event));
+    const { text } = await s.callWithText("git_diff", { staged: true });
+    expect(text).toMatch(/capped at 2048 bytes/);
+    expect(seen).toEqual([
+      expect.objectContaining({ type: "git/output_truncated", cap: 2048, command: "git diff -U3 --cached" }),
+    ]);
+    await s.close();
+  });
+
+  it("defaults log_max_count, and refuses unknown or out-of-range keys naming them", async () => {
+    expect(gitConfig.read(parseConfig({}, "config", [gitConfig])).git).toEqual({
+      max_output_bytes: 65536,
+      log_max_count: 20,
+    });
+    const s = await createSession({ root, plugins: [plugin], config: { git: { log_max_count: 1 } } });
+    expect(String((await s.call("git_log", {})).command)).toBe("git log -n 1");
+    await s.close();
+    await expect(
+      createSession({ root, plugins: [plugin], config: { git: { max_bytes: 1 } } as never }),
+    ).rejects.toThrow(/unknown key git\.max_bytes/);
+    expect(() => parseConfig({ git: { max_output_bytes: 1e9 } }, "app.json", [gitConfig])).toThrow(
+      /git\.max_output_bytes/,
+    );
+  });
+
+  it("an untrusted project may lower the caps, never raise them", () => {
+    const { config, ignored } = mergeLayers(
+      [
+        { value: { git: { max_output_bytes: 8192 } }, source: "user", trusted: true },
+        {
+          value: { git: { max_output_bytes: 100_000, log_max_count: 5 } },
+          source: "configs/app.json",
+          trusted: false,
+        },
+      ],
+      [gitConfig],
+    );
+    expect(gitConfig.read(config).git).toEqual({ max_output_bytes: 8192, log_max_count: 5 });
+    expect(ignored).toEqual([
+      { key: "git.max_output_bytes", source: "configs/app.json", why: "raises a limit (8192 → 100000)" },
+    ]);
   });
 });

@@ -1,9 +1,7 @@
 import { definePlugin, defineTool, renderText, type ToolContext } from "@toolbelt/core";
 import { z } from "zod";
+import { contributions, DEFAULT_LOG_COUNT, DEFAULT_MAX_BYTES, gitConfig } from "./contrib.js";
 import { git } from "./git.js";
-
-/** Output kept per call; beyond it the result says how much was left out. */
-const MAX_BYTES = 64 * 1024;
 
 type GitPayload = {
   kind: "git_output";
@@ -11,6 +9,7 @@ type GitPayload = {
   output: string;
   truncated: boolean;
   dropped_bytes: number;
+  cap: number;
 };
 
 function relPaths(ctx: ToolContext, paths: string[] | undefined): string[] {
@@ -18,14 +17,29 @@ function relPaths(ctx: ToolContext, paths: string[] | undefined): string[] {
   return (paths ?? []).map((p) => ctx.resolve(p).rel);
 }
 
+// The section is validated (with its defaults) when the session's config is parsed with the
+// plugin's contribution; a session built without it falls back to the defaults.
+function settings(ctx: ToolContext) {
+  return (
+    gitConfig.read(ctx.config).git ?? {
+      max_output_bytes: DEFAULT_MAX_BYTES,
+      log_max_count: DEFAULT_LOG_COUNT,
+    }
+  );
+}
+
 async function run(ctx: ToolContext, args: string[], label: string): Promise<GitPayload> {
-  const out = await git(args, ctx.root, { maxBytes: MAX_BYTES, signal: ctx.signal });
+  const cap = settings(ctx).max_output_bytes;
+  const out = await git(args, ctx.root, { maxBytes: cap, signal: ctx.signal });
+  if (out.droppedBytes > 0)
+    ctx.emit({ type: "git/output_truncated", command: label, dropped_bytes: out.droppedBytes, cap });
   return {
     kind: "git_output",
     command: label,
     output: out.stdout,
     truncated: out.droppedBytes > 0,
     dropped_bytes: out.droppedBytes,
+    cap,
   };
 }
 
@@ -37,7 +51,7 @@ function render(payload: GitPayload): string {
       [
         "Truncated",
         payload.truncated
-          ? `yes (${payload.dropped_bytes} bytes left out, capped at ${MAX_BYTES} bytes)`
+          ? `yes (${payload.dropped_bytes} bytes left out, capped at ${payload.cap} bytes)`
           : undefined,
       ],
     ],
@@ -91,15 +105,22 @@ export const gitLog = defineTool({
   access: "read",
   description: "Show recent commits (hash, date, author, subject), optionally for some paths.",
   input: z.object({
-    max_count: z.number().int().min(1).max(200).optional().describe("commits to show (default 20)"),
+    max_count: z
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("commits to show (default git.log_max_count, 20)"),
     revision: ref.optional(),
     paths: z.array(z.string()).optional(),
   }),
   paths: (input) => input.paths ?? [],
   execute: (input, ctx) => {
-    const args = ["log", `--max-count=${input.max_count ?? 20}`, "--date=short", "--format=%h %ad %an %s"];
+    const count = input.max_count ?? settings(ctx).log_max_count;
+    const args = ["log", `--max-count=${count}`, "--date=short", "--format=%h %ad %an %s"];
     if (input.revision) args.push(input.revision);
-    return run(ctx, [...args, "--", ...relPaths(ctx, input.paths)], `git log -n ${input.max_count ?? 20}`);
+    return run(ctx, [...args, "--", ...relPaths(ctx, input.paths)], `git log -n ${count}`);
   },
   render,
 });
@@ -124,12 +145,14 @@ export const gitBlame = defineTool({
   render,
 });
 
-/** The git plugin: four read-only tools over the git CLI. */
+/** The git plugin: four read-only tools over the git CLI, a `git` config section and one event. */
 const plugin = definePlugin({
   name: "git",
   version: "0.1.0",
   tools: [gitStatus, gitDiff, gitLog, gitBlame],
+  contributes: contributions,
 });
 
 export default plugin;
+export { contributions, gitConfig, gitEvents } from "./contrib.js";
 export { plugin };
