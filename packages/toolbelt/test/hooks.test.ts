@@ -6,6 +6,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createToolbelt } from "../src/create.js";
 import { BIN, jsonLines } from "./cli-harness.js";
 import { type HookBench, hookBench, node, payload } from "./hooks-fixture.js";
 import { startHttp } from "./serve-fixture.js";
@@ -253,6 +254,41 @@ describe("the same hooks over serve --http", () => {
       await server.stop();
     }
     expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+});
+
+describe("SDK hooks (createToolbelt)", () => {
+  it("the hooks option and session.hooks run around real tool calls", async () => {
+    const root = project();
+    const session = await createToolbelt({
+      root,
+      userConfig: false,
+      allow: ["shell"],
+      hooks: {
+        beforeToolCall: [
+          (call) =>
+            call.tool === "shell" && /\brm\b/.test(String((call.input as { command?: string }).command))
+              ? { decision: "deny", message: "rm is not allowed here; use git rm" }
+              : undefined,
+        ],
+      },
+    });
+    try {
+      session.hooks.afterToolCall.push(function audit(call) {
+        return { note: `${call.tool} gave ${call.payload.kind}` };
+      });
+      const denied = await session.callWithText("shell", { command: "rm keep.txt" });
+      expect(denied.payload).toMatchObject({
+        code: "EDENIED",
+        message: "shell: rm is not allowed here; use git rm",
+      });
+      expect(readFileSync(path.join(root, "keep.txt"), "utf8")).toBe("keep\n");
+      const fine = await session.callWithText("shell", { command: "echo fine" });
+      expect(fine.payload).toMatchObject({ kind: "shell_result", stdout: "fine\n" });
+      expect(fine.text).toContain("[hook] audit: shell gave shell_result");
+    } finally {
+      await session.close();
+    }
   });
 });
 
