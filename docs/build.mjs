@@ -160,6 +160,7 @@ const NAV = [
   ["events.html", "Events"],
   ["profiles.html", "Profiles"],
   ["sandbox.html", "Sandbox"],
+  ["hooks.html", "Hooks"],
   ["servers.html", "Servers"],
   ["plugin-authoring.html", "Plugin authoring"],
   ["checkpoints.html", "Checkpoints and undo"],
