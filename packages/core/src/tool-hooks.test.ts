@@ -238,12 +238,19 @@ describe("before hooks (SDK functions)", () => {
     expect(existsSync(path.join(root, "a.txt"))).toBe(false);
   });
 
-  it("an answer that is not a hook answer denies the call", async () => {
+  it("an answer that is not a hook answer denies the call, a misspelt key included", async () => {
     const root = tempRoot();
     const s = await session(root, {
       hooks: { beforeToolCall: [() => ({ decision: "maybe" }) as never] },
     });
     expect(await s.call("save", { path: "a.txt", content: "x" })).toMatchObject({ code: "EDENIED" });
+    const typo = await session(root, {
+      hooks: { beforeToolCall: [() => ({ decison: "deny" }) as never] },
+    });
+    const out = await typo.call("save", { path: "a.txt", content: "x" });
+    expect(out).toMatchObject({ code: "EDENIED" });
+    expect(String(out.message)).toContain("unknown key decison");
+    expect(existsSync(path.join(root, "a.txt"))).toBe(false);
   });
 
   it("forks run their parent's hooks", async () => {

@@ -105,15 +105,26 @@ export const toolHooksConfigSchema = z
   .default({ before: [], after: [] });
 export type ToolHooksConfig = z.infer<typeof toolHooksConfigSchema>;
 
-const beforeAnswer = z.object({
+// Strict: a misspelt key (`decison: "deny"`) must not read as "go on".
+const beforeAnswer = z.strictObject({
   decision: z.enum(["allow", "deny"]).optional(),
   message: z.string().optional(),
   input: z.unknown().optional(),
 });
-const afterAnswer = z.object({
+const afterAnswer = z.strictObject({
   payload: z.looseObject({ kind: z.string() }).optional(),
   note: z.string().optional(),
 });
+
+function answerProblem(error: z.ZodError): string {
+  return error.issues
+    .map((issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown key ${issue.keys.join(", ")}`
+        : `${issue.path.join(".") || "(answer)"}: ${issue.message}`,
+    )
+    .join("; ");
+}
 
 type Stage = "before" | "after";
 
@@ -358,7 +369,7 @@ export async function beforeToolCall(
     const parsed = beforeAnswer.safeParse(raw);
     if (!parsed.success)
       return deny(
-        `before hook ${hook.name} answered something that is not a hook answer, so the call was not run`,
+        `before hook ${hook.name} answered something that is not a hook answer (${answerProblem(parsed.error)}), so the call was not run`,
       );
     const answer = parsed.data;
     if (answer.decision === "deny") return deny(answer.message ?? `denied by hook ${hook.name}`);
@@ -401,7 +412,9 @@ export async function afterToolCall(
     if (raw === undefined || raw === null) continue;
     const parsed = afterAnswer.safeParse(raw);
     if (!parsed.success) {
-      notes.push(`after hook ${hook.name} answered something that is not a hook answer (ignored)`);
+      notes.push(
+        `after hook ${hook.name} answered something that is not a hook answer (${answerProblem(parsed.error)}; ignored)`,
+      );
       continue;
     }
     if (parsed.data.payload) current = parsed.data.payload as Payload;
