@@ -213,6 +213,25 @@ describe("checkpoints", () => {
   });
 });
 
+describe("several sessions on one store", () => {
+  it("lose no record when they append at the same time", async () => {
+    const root = temp("tb-cp-many-");
+    const options = checkpointsConfigSchema.parse({});
+    const stores = [0, 1, 2].map((i) => new CheckpointStore(root, `s-many-${i}`, options));
+    await Promise.all(
+      stores.flatMap((store, i) =>
+        Array.from({ length: 20 }, (_, n) =>
+          store.begin({ call: `c${i}-${n}`, tool: "t" }, [
+            { path: `f${i}.txt`, before: undefined, after: Buffer.from(`${i}:${n}`) },
+          ]),
+        ),
+      ),
+    );
+    const list = await stores[0]?.list();
+    expect(new Set(list?.map((c) => c.call)).size).toBe(60);
+  });
+});
+
 describe("a crash between the record and the write", () => {
   it("leaves a record a restore uses: the written file goes back, the unwritten one is left alone", async () => {
     const root = temp("tb-cp-crash-");
