@@ -115,6 +115,8 @@ type Line = ChangeLine | EndLine;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** A blob younger than this is never pruned: its record may be about to be appended. */
 const BLOB_GRACE_MS = 10 * 60 * 1000;
+/** A process that writes little prunes the store on its first write only if nobody did for this long. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** A journal line past this is not ours (records are a few hundred bytes per file). */
 const MAX_LINE = 4 * MIB;
 
@@ -146,7 +148,8 @@ export class CheckpointStore implements CheckpointRecorder {
   readonly #journal: string;
   #ready: Promise<void> | undefined;
   #tail: Promise<unknown> = Promise.resolve();
-  #sincePrune = Number.POSITIVE_INFINITY;
+  #sincePrune = 0;
+  #checkedDue = false;
 
   constructor(root: string, session: string, options: CheckpointsConfig, dir = checkpointDir(root)) {
     this.root = root;
@@ -247,12 +250,23 @@ export class CheckpointStore implements CheckpointRecorder {
       ...(meta.restore_of ? { restore_of: meta.restore_of } : {}),
     };
     await this.#append(line, true);
-    if (this.#sincePrune > this.options.maxBytes / 16) {
+    if (this.#sincePrune > this.options.maxBytes / 16 || (await this.#pruneDue())) {
       this.#sincePrune = 0;
       // Pruning is housekeeping: a failure of it must not fail the write it follows.
       await this.prune().catch(() => {});
     }
     return id;
+  }
+
+  /**
+   * Once per process: whether the store was last pruned over PRUNE_EVERY_MS ago (a short CLI run
+   * writes little, but many of them add up; walking the store on every one would cost each of them).
+   */
+  async #pruneDue(): Promise<boolean> {
+    if (this.#checkedDue) return false;
+    this.#checkedDue = true;
+    const st = await fs.stat(path.join(this.dir, "last-prune")).catch(() => undefined);
+    return !st || Date.now() - st.mtimeMs > PRUNE_EVERY_MS;
   }
 
   async end(id: string, state: "done" | "rolled_back"): Promise<void> {
@@ -429,6 +443,7 @@ export class CheckpointStore implements CheckpointRecorder {
         if (!Number.isFinite(pid) || alive(pid)) continue;
         if (j.lines.every((l) => l.t === "end" || l.at < horizon)) await fs.rm(j.file, { force: true });
       }
+      await fs.writeFile(path.join(this.dir, "last-prune"), `${now}\n`);
       return { bytes, pruned: drop };
     } finally {
       await fs.rm(lock, { recursive: true, force: true });
