@@ -1,7 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/bin.ts"],
+  // manifest.ts is an entry of its own so scripts/tool-manifest.mjs fingerprints packages as the CLI does.
+  entry: ["src/index.ts", "src/bin.ts", "src/manifest.ts"],
   format: ["esm"],
   dts: { entry: "src/index.ts" },
   clean: true,

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 
 const { FAMILY_LOADERS, createToolbelt } = await import("../dist/index.js");
+const { packageFingerprint } = await import("../dist/manifest.js");
 
 const PROFILES = ["default", "mewbo", "mouaif"];
 
@@ -61,5 +62,5 @@ function deferredSchema(session, name) {
 
 writeFileSync(
   new URL("../dist/tool-manifest.json", import.meta.url),
-  `${JSON.stringify({ version: 2, families, config, sessions })}\n`,
+  `${JSON.stringify({ version: 2, families, config, packages: packageFingerprint(), sessions })}\n`,
 );

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { BoundToolSchema, EditBackend, TrustInfo } from "@toolbelt/core";
 import { resolveSessionConfig } from "./create.js";
 import { FAMILY_NAMES, type FamilyName } from "./families.js";
@@ -23,6 +24,8 @@ export interface ToolManifest {
   families: Record<string, FamilyName>;
   /** The resolved default config, serialised: the sessions below hold only for this config. */
   config: string;
+  /** The packages the sessions came from, as {@link packageFingerprint} saw them at build time. */
+  packages: Record<string, string>;
   /** Keyed by profile name. */
   sessions: Record<string, ManifestSession>;
 }
@@ -49,6 +52,47 @@ export function familyOf(tool: string): FamilyName | undefined {
   return family && FAMILY_NAMES.includes(family) ? family : undefined;
 }
 
+/** The packages whose code decides what a session binds: core and every built-in family. */
+export const MANIFEST_PACKAGES = [
+  "@toolbelt/core",
+  "@toolbelt/files",
+  "@toolbelt/edit",
+  "@toolbelt/shell",
+  "@toolbelt/lsp",
+  "@toolbelt/ui",
+  "@toolbelt/projects",
+  "@toolbelt/mcp",
+];
+
+/**
+ * Each package's version and the total size of its built files. The families are separate npm
+ * packages: one upgraded (or rebuilt alone in the workspace) after the manifest was written could
+ * bind other tools, so a manifest whose packages differ is not used. A few stats, no hashing: the
+ * version is what changes on every release; the sizes catch a rebuild in the workspace.
+ */
+export function packageFingerprint(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of MANIFEST_PACKAGES) {
+    try {
+      const pkgFile = fileURLToPath(import.meta.resolve(`${name}/package.json`));
+      const { version } = JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: string };
+      const dist = path.join(path.dirname(pkgFile), "dist");
+      let size = 0;
+      for (const file of readdirSync(dist))
+        if (file.endsWith(".js")) size += statSync(path.join(dist, file)).size;
+      out[name] = `${version}:${size}`;
+    } catch {
+      out[name] = "unresolved";
+    }
+  }
+  return out;
+}
+
+function samePackages(recorded: Record<string, string>): boolean {
+  const now = packageFingerprint();
+  return MANIFEST_PACKAGES.every((name) => now[name] !== "unresolved" && now[name] === recorded[name]);
+}
+
 export interface ManifestOptions {
   root: string;
   config?: string;
@@ -60,7 +104,8 @@ export interface ManifestOptions {
 /**
  * What the session these options open would bind, read from the manifest instead of loading every
  * family — or undefined, and the caller opens the session. The manifest was made with the default
- * config and no plugins, so anything that can change the bound set falls back to loading: a config
+ * config and no plugins from the packages installed now, so anything that can change the bound set
+ * falls back to loading: other package versions or builds, a config
  * that resolves to anything else (allowed_tools, enabled:false, tool_search, plugins, mcpServers,
  * edit_tool, mode…), a trusted project's .mcp.json (its servers add tools), a profile the build did
  * not record, and any --model (the edit family decides which backend a model gets; the manifest
@@ -71,7 +116,7 @@ export async function manifestSession(
 ): Promise<{ session: ManifestSession; trust: TrustInfo } | undefined> {
   if (process.env.TOOLBELT_NO_MANIFEST === "1" || options.model !== undefined) return undefined;
   const manifest = readManifest();
-  if (!manifest) return undefined;
+  if (!manifest || !samePackages(manifest.packages ?? {})) return undefined;
   const root = path.resolve(options.root);
   const { config, trust } = await resolveSessionConfig(root, {
     ...(options.config ? { configFile: options.config } : {}),
