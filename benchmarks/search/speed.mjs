@@ -5,7 +5,7 @@
 // - a capped (default 100 matches) search_files vs raw `rg --json`, and that five runs and both
 //   engines give the same answer;
 // - edit_file of one line in a 100,000-line file vs a raw read + replace + write + fsync.
-// Usage: node benchmarks/search/speed.mjs [--runs N]   (after `npm run build`)
+// Usage: node benchmarks/search/speed.mjs [--runs N] [--only list|search|edit]   (after `npm run build`)
 
 import { spawn } from "node:child_process";
 import {
@@ -24,10 +24,12 @@ import path from "node:path";
 import { REPO, ratio, stats, table } from "../lib.mjs";
 
 const args = process.argv.slice(2);
-const RUNS = Number(args[args.indexOf("--runs") + 1] || 7);
+const RUNS = Number(args.includes("--runs") ? args[args.indexOf("--runs") + 1] : 7);
+// `--only list|search|edit` runs one part.
+const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+const part = (name) => ONLY === undefined || ONLY === name;
 const core = await import(path.join(REPO, "packages/core/dist/index.js"));
 const files = await import(path.join(REPO, "packages/files/dist/index.js"));
-const edit = await import(path.join(REPO, "packages/edit/dist/index.js"));
 const rg = await files.locateRipgrep();
 if (!rg) throw new Error("no ripgrep found: the benchmark needs one");
 
@@ -108,7 +110,7 @@ const rows = [];
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 // 1. list_files ×1000.
-{
+if (part("list")) {
   const s = await core.createSession({ root: project, plugins: [files.family] });
   const N = 1000;
   const loop = async () => {
@@ -123,8 +125,8 @@ const ms = (x) => `${x.toFixed(1)} ms`;
       await s.call("list_files", { pattern: "**/*.ts" });
     }
   };
-  const c = await pair(loop, cached, 3);
-  const u = await pair(loop, uncached, 3);
+  const c = await pair(loop, cached, 2);
+  const u = await pair(loop, uncached, 2);
   const count = (await s.call("list_files", { pattern: "**/*.ts" })).count;
   rows.push([
     `list_files ×${N} (${count} of 1280 files listed), ignore cache`,
@@ -142,13 +144,18 @@ const ms = (x) => `${x.toFixed(1)} ms`;
 }
 
 // 2. Collecting every match, and 3. the default cap.
-const sessionFor = (engine, limits = {}) =>
-  core.createSession({
-    root: corpus,
-    plugins: [files.family],
-    config: core.parseConfig({ tools: { search: { engine } }, limits }),
-  });
-{
+// The engine is forced through TOOLBELT_SEARCH_ENGINE, read at every search (config keys move).
+async function sessionFor(engine, limits = {}) {
+  const s = await core.createSession({ root: corpus, plugins: [files.family], config: { limits } });
+  return {
+    call(tool, input) {
+      process.env.TOOLBELT_SEARCH_ENGINE = engine;
+      return s.call(tool, input);
+    },
+    close: () => s.close(),
+  };
+}
+if (part("search")) {
   const all = await sessionFor("ripgrep", { fileSearchMaxMatches: 1_000_000, fileSearchMaxBytes: 1 << 30 });
   const p = await pair(
     () => runRg("common", corpus),
@@ -198,7 +205,8 @@ const sessionFor = (engine, limits = {}) =>
 }
 
 // 4. edit_file in a 100,000-line file.
-{
+if (part("edit")) {
+  const edit = await import(path.join(REPO, "packages/edit/dist/index.js"));
   const dir = path.join(base, "edit");
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, "big.ts");

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { ToolbeltError } from "@toolbelt/core";
+import { comparePaths } from "../tree-order.js";
 import { type EngineResult, type FileMatches, TopFiles } from "./results.js";
 
 export type RipgrepSearch = {
@@ -108,16 +109,14 @@ function matchFields(buf: Buffer, from: number, to: number): { line: number; tex
 }
 
 /**
- * Runs ripgrep with --json over the whole target and hands each file's matches to a TopFiles, so
- * the capped answer does not depend on which of ripgrep's threads finished first. ripgrep writes
- * each file's messages together, so the decision taken at a file's `begin` holds for its lines:
- * a file the kept set cannot take is skipped by looking at one byte per line, never parsed.
- * Files ripgrep found binary are dropped.
+ * Runs ripgrep with --json and hands each file's matches to `top`. ripgrep writes each file's
+ * messages together, so the decision taken at a file's `begin` holds for its lines: a file the
+ * kept set cannot take is skipped by looking at one byte per line, never parsed. Files ripgrep
+ * found binary are dropped.
  */
-export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> {
-  const top = new TopFiles(search.maxMatches, search.admit);
+function jsonPass(search: RipgrepSearch, args: string[], top: TopFiles): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(search.rg, ripgrepArgs(search), {
+    const child = spawn(search.rg, args, {
       cwd: search.cwd,
       stdio: ["ignore", "pipe", "pipe"],
       signal: search.signal,
@@ -215,8 +214,7 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
         );
         return;
       }
-      const result = { ...top.result(), skipped: top.skipped };
-      if (code === 2 && /glob|--iglob/i.test(stderr) && result.files.length === 0) {
+      if (code === 2 && /glob|--iglob/i.test(stderr) && top.result().files.length === 0) {
         reject(
           new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${stderr.trim()}`, {
             details: { field: "include" },
@@ -228,7 +226,113 @@ export function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> 
         reject(new ToolbeltError("EINTERNAL", `ripgrep exited with ${code}: ${stderr.trim().slice(0, 500)}`));
         return;
       }
-      resolve(result);
+      resolve();
     });
   });
+}
+
+/** Past this much `--count` output the two-pass search gives way to one full JSON pass. */
+const COUNT_OUTPUT_MAX = 16 * 1024 * 1024;
+/** Bytes of paths handed to one JSON pass (argument lists are bounded by the OS). */
+const PATHS_PER_PASS_BYTES = 96 * 1024;
+
+type Counted = { printed: string; rel: string; count: number };
+
+/**
+ * Which files match and how many lines each, from `rg --count --null` (`path NUL count LF`, so
+ * any byte may be in a name). Undefined when the listing is too large or a name is not UTF-8
+ * (it could not be passed back as an argument): the caller then runs one full JSON pass.
+ */
+function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
+  const args = ripgrepArgs(search).map((a) => (a === "--json" ? "--count" : a));
+  args.splice(args.indexOf("--count") + 1, 0, "--null");
+  return new Promise((resolve, reject) => {
+    const child = spawn(search.rg, args, {
+      cwd: search.cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      signal: search.signal,
+    });
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let tooLarge = false;
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > COUNT_OUTPUT_MAX) {
+        tooLarge = true;
+        child.kill();
+      } else chunks.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error) => {
+      if ((error as Error).name === "AbortError") reject(error);
+      else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
+    });
+    child.on("close", (code) => {
+      // Errors (a bad regex or glob) are reported by the JSON pass, which words them.
+      if (tooLarge || (code !== 0 && code !== 1)) return resolve(undefined);
+      const out = Buffer.concat(chunks);
+      const counted: Counted[] = [];
+      let at = 0;
+      while (at < out.length) {
+        const nul = out.indexOf(0, at);
+        const nl = nul === -1 ? -1 : out.indexOf(10, nul);
+        if (nul === -1 || nl === -1) break;
+        const name = out.subarray(at, nul);
+        const printed = name.toString("utf8");
+        if (!Buffer.from(printed, "utf8").equals(name)) return resolve(undefined);
+        counted.push({
+          printed,
+          rel: normalisePath(printed),
+          count: Number(out.toString("latin1", nul + 1, nl)),
+        });
+        at = nl + 1;
+      }
+      resolve(counted);
+    });
+  });
+}
+
+/**
+ * The ripgrep engine, in two passes: `rg --count` lists the matching files and their match
+ * counts (output a line per file, however many lines match), then `rg --json` reads matches only
+ * from the first files in comparePaths order, as many as the cap needs and one more match to know
+ * it cuts. The answer does not depend on which of ripgrep's threads finished first, and a capped
+ * search of a common word costs about a count, not the JSON of every match.
+ */
+export async function searchWithRipgrep(search: RipgrepSearch): Promise<EngineResult> {
+  const top = new TopFiles(search.maxMatches, search.admit);
+  const counted = await countPass(search);
+  if (!counted) {
+    await jsonPass(search, ripgrepArgs(search), top);
+    return { ...top.result(), skipped: top.skipped };
+  }
+  if (counted.length === 0) {
+    // Nothing matched, or the query or glob is invalid: one JSON pass words the error.
+    await jsonPass(search, ripgrepArgs(search), top);
+    return { ...top.result(), skipped: top.skipped };
+  }
+  const admitted = counted.filter((c) => top.wants(c.rel)).sort((a, b) => comparePaths(a.rel, b.rel));
+  // Explicit paths: ignore rules and the include glob were applied by the count pass.
+  const base = ripgrepArgs({ target: ".", query: search.query }).slice(0, -1);
+  let next = 0;
+  while (next < admitted.length && !top.settled) {
+    const paths: string[] = [];
+    let sum = 0;
+    let bytes = 0;
+    while (
+      next < admitted.length &&
+      (paths.length === 0 || (sum <= search.maxMatches && bytes < PATHS_PER_PASS_BYTES))
+    ) {
+      const c = admitted[next++] as Counted;
+      paths.push(c.printed);
+      sum += c.count;
+      bytes += c.printed.length + 1;
+    }
+    await jsonPass(search, [...base, ...paths], top);
+  }
+  if (next < admitted.length) top.markMore();
+  return { ...top.result(), skipped: top.skipped };
 }
