@@ -86,6 +86,7 @@ export async function runDemo({ log = console.log } = {}) {
       events.push(event);
     if (event.type === "generative_ui") log(`[ui]\n${event.text}`);
   });
+  /** @type {Record<string, Array<Record<string, unknown>>>} tool name → its payloads, in call order */
   const results = {};
   const call = async (name, input) => {
     const { payload, text } = await session.callWithText(name, input);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-// @ts-expect-error -- the example is plain JavaScript without type declarations
 import { runDemo } from "../run.mjs";
 
 type Demo = {

@@ -104,11 +104,11 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
 
   // The CLI for the default session; the profile and model variants through the same exporters in
   // process (a CLI spawn per variant and format costs seconds on a busy machine).
-  const tools = async (root: string, format: string, extra: string[] = []): Promise<never> => {
+  const tools = async (root: string, format: string, extra: string[] = []): Promise<unknown> => {
     if (extra.length === 0)
       return JSON.parse(
         (await run(process.execPath, [BIN, "tools", "--trust", "--root", root, "--format", format])).stdout,
-      ) as never;
+      ) as unknown;
     const session = await createToolbelt({
       root,
       trustProject: true,
@@ -116,9 +116,9 @@ describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the rea
     });
     try {
       const bound = session.bind().tools;
-      if (format === "openai") return bound.map(toOpenAITool) as never;
-      if (format === "anthropic") return bound.map(toAnthropicTool) as never;
-      return { tools: bound.map(toMcpTool) } as never;
+      if (format === "openai") return bound.map(toOpenAITool);
+      if (format === "anthropic") return bound.map(toAnthropicTool);
+      return { tools: bound.map(toMcpTool) };
     } finally {
       await session.close();
     }

@@ -16,7 +16,10 @@ if (!landlock) console.log(`confined-read attacks skipped: no Landlock here (${p
 
 const SECRET = "s3cr3t-outside-the-root";
 
-async function shell(command: string, options: { root?: string; args?: string[] } = {}) {
+async function shell(
+  command: string,
+  options: { root?: string; args?: string[] } = {},
+): Promise<Record<string, unknown> & { stderr: string }> {
   const out = await cli(
     [
       "run",

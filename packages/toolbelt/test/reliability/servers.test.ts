@@ -488,7 +488,7 @@ describe("the MCP client: hostile server tool lists", () => {
     const wordy = tools.filter((t) => t.name.startsWith("mcp__wordy__"));
     expect(wordy).toHaveLength(2);
     for (const t of wordy)
-      expect(t.description.length).toBeLessThanOrEqual(status.limits.description_chars + 200);
+      expect(t.description.length).toBeLessThanOrEqual((status.limits.description_chars ?? 0) + 200);
     expect(status.servers.find((s) => s.server === "wordy")?.notes?.join("\n")).toContain("description cut");
 
     const wide = status.servers.find((s) => s.server === "wide");
