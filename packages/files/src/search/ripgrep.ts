@@ -245,7 +245,8 @@ type Counted = { printed: string; rel: string; count: number };
  */
 function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
   const args = ripgrepArgs(search).map((a) => (a === "--json" ? "--count" : a));
-  args.splice(args.indexOf("--count") + 1, 0, "--null");
+  // --with-filename: a single file's count is printed without its name otherwise.
+  args.splice(args.indexOf("--count") + 1, 0, "--null", "--with-filename");
   return new Promise((resolve, reject) => {
     const child = spawn(search.rg, args, {
       cwd: search.cwd,
@@ -271,15 +272,18 @@ function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
       else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
     });
     child.on("close", (code) => {
-      // Errors (a bad regex or glob) are reported by the JSON pass, which words them.
-      if (tooLarge || (code !== 0 && code !== 1)) return resolve(undefined);
+      // Exit 1: nothing matched. Errors (a bad regex or glob, exit 2) are left to the JSON pass,
+      // which words them.
+      if (code === 1 && !tooLarge) return resolve([]);
+      if (tooLarge || code !== 0) return resolve(undefined);
       const out = Buffer.concat(chunks);
       const counted: Counted[] = [];
       let at = 0;
       while (at < out.length) {
         const nul = out.indexOf(0, at);
         const nl = nul === -1 ? -1 : out.indexOf(10, nul);
-        if (nul === -1 || nl === -1) break;
+        // Not the shape asked for: trust nothing of it and read everything as JSON instead.
+        if (nul === -1 || nl === -1) return resolve(undefined);
         const name = out.subarray(at, nul);
         const printed = name.toString("utf8");
         if (!Buffer.from(printed, "utf8").equals(name)) return resolve(undefined);
@@ -309,11 +313,7 @@ export async function searchWithRipgrep(search: RipgrepSearch): Promise<EngineRe
     await jsonPass(search, ripgrepArgs(search), top);
     return { ...top.result(), skipped: top.skipped };
   }
-  if (counted.length === 0) {
-    // Nothing matched, or the query or glob is invalid: one JSON pass words the error.
-    await jsonPass(search, ripgrepArgs(search), top);
-    return { ...top.result(), skipped: top.skipped };
-  }
+  if (counted.length === 0) return { ...top.result(), skipped: 0 };
   const admitted = counted.filter((c) => top.wants(c.rel)).sort((a, b) => comparePaths(a.rel, b.rel));
   // Explicit paths: ignore rules and the include glob were applied by the count pass.
   const base = ripgrepArgs({ target: ".", query: search.query }).slice(0, -1);
