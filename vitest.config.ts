@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const pkg = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url));
-const contrib = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/contrib.ts`, import.meta.url));
+const contrib = (name: string) =>
+  fileURLToPath(new URL(`./packages/${name}/src/contrib.ts`, import.meta.url));
 
 // Unit tests run against src (no build needed); e2e tests spawn the built bin.
 export default defineConfig({
@@ -16,6 +17,7 @@ export default defineConfig({
       "@toolbelt/mcp/contrib": contrib("mcp"),
       "@toolbelt/projects/contrib": contrib("projects"),
       "@toolbelt/ui/contrib": contrib("ui"),
+      "@toolbelt/bridge/wire": fileURLToPath(new URL("./packages/bridge/src/wire.ts", import.meta.url)),
       "@toolbelt/core": pkg("core"),
       "@toolbelt/files": pkg("files"),
       "@toolbelt/edit": pkg("edit"),

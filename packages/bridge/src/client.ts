@@ -1,5 +1,14 @@
 import { readSse } from "./sse.js";
-import type { AttachRequest, AttachResponse, ClientToolSpec } from "./wire.js";
+import {
+  type AttachRequest,
+  type AttachResponse,
+  type ClientToolSpec,
+  ROUTES,
+  type RouteName,
+  type RouteParams,
+  type RouteTypes,
+  routePath,
+} from "./wire.js";
 
 /** A tool the client serves: its spec plus the code that runs on the client's machine. */
 export type ClientTool = ClientToolSpec & {
@@ -69,7 +78,13 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
   });
   ready.catch(() => {});
 
-  const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
+  const api = async <N extends RouteName>(
+    name: N,
+    params: RouteParams<N>,
+    body?: RouteTypes[N]["body"],
+  ): Promise<RouteTypes[N]["response"]> => {
+    const { method } = ROUTES[name];
+    const path = routePath(name, params);
     const response = await fetch(`${base}${path}`, {
       method,
       headers,
@@ -84,7 +99,7 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
         code: error?.code,
       });
     }
-    return json;
+    return json as RouteTypes[N]["response"];
   };
 
   const attachBody = (): AttachRequest => ({
@@ -120,11 +135,15 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
     }
     if (controller.signal.aborted || !session) return;
     try {
-      await api("POST", `/api/sessions/${encodeURIComponent(session)}/client-results`, {
-        attachment_id: from,
-        call_id: callId,
-        result: result ?? null,
-      });
+      await api(
+        "clientResult",
+        { id: session },
+        {
+          attachment_id: from,
+          call_id: callId,
+          result: result ?? null,
+        },
+      );
     } catch {
       // The call already ended on the server (timeout, cancel, disconnect): nothing left to answer.
     }
@@ -140,16 +159,15 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
 
   const connectOnce = async (): Promise<void> => {
     if (!session) {
-      const sessions = (await api("GET", "/api/sessions")) as Array<{ id: string }>;
+      const sessions = await api("listSessions", {});
       session = sessions[0]?.id;
       if (!session) throw new Error("the server has no session to attach to");
     }
-    const path = `/api/sessions/${encodeURIComponent(session)}`;
-    const attached = (await api("POST", `${path}/attach`, attachBody())) as AttachResponse;
+    const attached: AttachResponse = await api("attach", { id: session }, attachBody());
     attachmentId = attached.attachment_id;
     stream = new AbortController();
     const response = await fetch(
-      `${base}${path}/events?attachment=${encodeURIComponent(attached.attachment_id)}&since=${attached.last_seq}`,
+      `${base}${routePath("events", { id: session })}?attachment=${encodeURIComponent(attached.attachment_id)}&since=${attached.last_seq}`,
       {
         headers: { authorization: headers.authorization, accept: "text/event-stream" },
         signal: stream.signal,
@@ -217,7 +235,7 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
     async setTools(next: ClientTool[]) {
       tools = new Map(next.map((t) => [t.name, t]));
       if (attachmentId && session)
-        await api("PUT", `/api/sessions/${encodeURIComponent(session)}/attach/${attachmentId}`, attachBody());
+        await api("updateAttachment", { id: session, attachment_id: attachmentId }, attachBody());
     },
     async close() {
       closed = true;

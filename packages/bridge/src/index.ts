@@ -1,5 +1,6 @@
-// The public API of @toolbelt/bridge: the server side of client-brought tools (ClientToolHub,
-// PendingRequests) used by `toolbelt serve --http`, the client SDK (connectClient), and the wire types.
+// The public API of @toolbelt/bridge: the HTTP API of `toolbelt serve --http` — its route table and
+// wire types (also alone, browser-safe, as @toolbelt/bridge/wire), the server (startHttpServer), the
+// server side of client-brought tools (ClientToolHub, PendingRequests) and the client SDK (connectClient).
 export {
   type BridgeClient,
   type ClientStatus,
@@ -7,6 +8,15 @@ export {
   type ConnectClientOptions,
   connectClient,
 } from "./client.js";
+export { authorised, readJson, sendError, sendJson, unauthorised } from "./http-io.js";
+export {
+  type HttpServeOptions,
+  type HttpServer,
+  MAX_SESSIONS,
+  type OpenSession,
+  type QuestionStore,
+  startHttpServer,
+} from "./http-server.js";
 export {
   type Attachment,
   CLIENT_FAMILY,
@@ -17,16 +27,36 @@ export {
 } from "./hub.js";
 export { checkQuestionResponse, PendingRequests } from "./pending.js";
 export { readSse, type SseMessage } from "./sse.js";
-export type {
-  ApiError,
-  AttachRequest,
-  AttachResponse,
-  CallRequest,
-  ClientResultRequest,
-  ClientToolSpec,
-  LateAnswerMessage,
-  LateAnswersResponse,
-  PendingListing,
-  UserMessageRequest,
-  UserMessageResponse,
+export {
+  type ApiError,
+  type ApprovalAnswer,
+  type AttachRequest,
+  type AttachResponse,
+  type CallRequest,
+  type CallResponse,
+  type ClientResultRequest,
+  type ClientToolSpec,
+  decodePart,
+  errorBody,
+  HttpError,
+  type LateAnswerMessage,
+  type LateAnswersResponse,
+  MAX_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  matchRoute,
+  nestsDeeperThan,
+  noRoute,
+  type Ok,
+  type OpenSessionRequest,
+  type PendingListing,
+  type QuestionAnswerRequest,
+  ROUTES,
+  type RouteName,
+  type RouteParams,
+  type RouteSpec,
+  type RouteTypes,
+  routePath,
+  type SessionInfo,
+  type UserMessageRequest,
+  type UserMessageResponse,
 } from "./wire.js";

@@ -37,7 +37,11 @@ export function buildConsolePage(options: BuildPageOptions): string {
     legalComments: "none",
     charset: "utf8",
     // Core's index pulls Node modules (fs, crypto); the page needs only the text format.
-    alias: { "@toolbelt/core": join(options.srcDir, "..", "..", "core", "src", "text-format.ts") },
+    alias: {
+      "@toolbelt/core": join(options.srcDir, "..", "..", "core", "src", "text-format.ts"),
+      // The route table and wire shapes only: no Node modules.
+      "@toolbelt/bridge/wire": join(options.srcDir, "..", "..", "bridge", "src", "wire.ts"),
+    },
     logLevel: "silent",
   });
   const js = inlineSafe(result.outputFiles?.[0]?.text ?? "", "script");

@@ -42,6 +42,9 @@ export const mcpConfig: ConfigContribution<typeof keys> = defineConfigSection({
 
 export const contributions = { config: [mcpConfig], toolKeys: ["mcp"] };
 
+// Light too (no SDK): the CLI asks it before it loads the family.
+export { hasMcpServers } from "./server-config.js";
+
 declare module "@toolbelt/core" {
   interface ContributedConfig extends SectionValues<typeof keys> {}
   interface ContributedConfigInput extends SectionInputs<typeof keys> {}

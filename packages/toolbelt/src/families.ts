@@ -1,33 +1,24 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { definePlugin, type Plugin, type ToolbeltConfig, type TrustInfo } from "@toolbelt/core";
-import { contributions as mcpContributions } from "@toolbelt/mcp/contrib";
-
-/**
- * Whether a session names MCP servers it may start: `mcpServers` in its config (only trusted sources
- * reach it), or a `.mcp.json` at the root of a trusted project. An untrusted project's `.mcp.json`
- * starts nothing, so the family (and the MCP SDK) is not even loaded for it.
- */
-function hasMcpServers(root: string, config: ToolbeltConfig, trust: TrustInfo | undefined): boolean {
-  if (Object.keys(config.mcpServers ?? {}).length > 0) return true;
-  return trust?.trusted === true && existsSync(path.join(root, ".mcp.json"));
-}
+import { definePlugin, type Plugin } from "@toolbelt/core";
+import { hasMcpServers, contributions as mcpContributions } from "@toolbelt/mcp/contrib";
 
 /**
  * The mcp family behind a gate: it imports @toolbelt/mcp (and the MCP SDK) only for a project that
- * names servers, so a session with no servers pays nothing for it.
+ * names servers, so a session with no servers pays nothing for it. The check is the family's own
+ * (trust-aware: an untrusted project's `.mcp.json` starts nothing, so it loads nothing).
  */
 const mcpGate: Plugin = definePlugin({
   name: "mcp",
   contributes: mcpContributions,
   tools: [],
   async setup(session) {
-    if (!hasMcpServers(session.root, session.config, session.trust)) return;
+    if (!hasMcpServers(session.root, session.config, { projectTrusted: session.trust.trusted })) return;
     const { family } = await import("@toolbelt/mcp");
     await family.setup?.(session);
   },
   async doctor(ctx) {
-    if (!hasMcpServers(ctx.root, ctx.config, ctx.trust)) {
+    if (!hasMcpServers(ctx.root, ctx.config, { projectTrusted: ctx.trust?.trusted === true })) {
       const untrustedFile = !ctx.trust?.trusted && existsSync(path.join(ctx.root, ".mcp.json"));
       const detail = untrustedFile
         ? ".mcp.json not read: the project is not trusted (toolbelt trust DIR, --trust, TOOLBELT_TRUST=1)"

@@ -1,9 +1,17 @@
 /// <reference lib="dom" />
-// The HTTP API of `toolbelt serve --http`, as the page uses it. Requests carry the bearer token;
-// EventSource cannot send headers, so the stream gets it as `?token=`.
+// The HTTP API of `toolbelt serve --http`, as the page uses it: routes from @toolbelt/bridge's one
+// table. Requests carry the bearer token; EventSource cannot send headers, so the stream gets it as `?token=`.
+import {
+  ROUTES,
+  type RouteName,
+  type RouteParams,
+  type RouteTypes,
+  routePath,
+  type SessionInfo,
+} from "@toolbelt/bridge/wire";
 import type { QuestionAnswer } from "./model.js";
 
-export type SessionInfo = { id: string; root: string };
+export type { SessionInfo };
 
 /** Event types the stream may name in an `event:` field (unnamed messages arrive as `message`). */
 const EVENT_NAMES = [
@@ -46,13 +54,18 @@ export class ConsoleApi {
     readonly base: string = new URL(".", location.href).href,
   ) {}
 
-  #url(path: string): string {
-    return new URL(path, this.base).href;
+  /** Relative to the page, so a console served under a path prefix still reaches its server. */
+  #url<N extends RouteName>(name: N, params: RouteParams<N>): URL {
+    return new URL(routePath(name, params).replace(/^\//, ""), this.base);
   }
 
-  async #request(method: string, path: string, body?: unknown): Promise<unknown> {
-    const response = await fetch(this.#url(path), {
-      method,
+  async #request<N extends RouteName>(
+    name: N,
+    params: RouteParams<N>,
+    body?: RouteTypes[N]["body"],
+  ): Promise<unknown> {
+    const response = await fetch(this.#url(name, params).href, {
+      method: ROUTES[name].method,
       headers: {
         authorization: `Bearer ${this.token}`,
         ...(body !== undefined ? { "content-type": "application/json" } : {}),
@@ -79,7 +92,7 @@ export class ConsoleApi {
   }
 
   async sessions(): Promise<SessionInfo[]> {
-    const list = await this.#request("GET", "api/sessions");
+    const list = await this.#request("listSessions", {});
     return Array.isArray(list)
       ? list
           .filter((s): s is SessionInfo => typeof s?.id === "string")
@@ -88,23 +101,19 @@ export class ConsoleApi {
   }
 
   pending(session: string): Promise<unknown> {
-    return this.#request("GET", `api/sessions/${encodeURIComponent(session)}/pending`);
+    return this.#request("pending", { id: session });
   }
 
   answer(session: string, questionId: string, answers: QuestionAnswer[], notes?: string): Promise<unknown> {
     return this.#request(
-      "POST",
-      `api/sessions/${encodeURIComponent(session)}/questions/${encodeURIComponent(questionId)}`,
+      "answer",
+      { id: session, question_id: questionId },
       { answers, ...(notes ? { notes } : {}) },
     );
   }
 
   resolve(session: string, requestId: string, approved: boolean): Promise<unknown> {
-    return this.#request(
-      "POST",
-      `api/sessions/${encodeURIComponent(session)}/approvals/${encodeURIComponent(requestId)}`,
-      { approved },
-    );
+    return this.#request("approve", { id: session, request_id: requestId }, { approved });
   }
 
   /** Follows the session's event stream; the returned function closes it. */
@@ -113,7 +122,7 @@ export class ConsoleApi {
     onEvent: (event: unknown) => void,
     onStatus: (status: "open" | "reconnecting" | "closed") => void,
   ): () => void {
-    const url = new URL(`api/sessions/${encodeURIComponent(session)}/events`, this.base);
+    const url = this.#url("events", { id: session });
     url.searchParams.set("token", this.token);
     const source = new EventSource(url.href);
     const handle = (message: MessageEvent): void => {

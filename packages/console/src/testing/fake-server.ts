@@ -1,7 +1,19 @@
 // A scripted stand-in for `toolbelt serve --http`'s session API, for the page's browser tests:
-// the same routes, real events from core's EventStream, and a record of what the page sent.
+// the same route table, body checks and error answers as the real server (@toolbelt/bridge), real
+// events from core's EventStream, and a record of what the page sent.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  authorised,
+  HttpError,
+  matchRoute,
+  noRoute,
+  type RouteName,
+  readJson,
+  sendError,
+  sendJson,
+  unauthorised,
+} from "@toolbelt/bridge";
 import { type EventInput, EventStream, type ToolbeltEvent } from "@toolbelt/core";
 import { consolePage } from "../index.js";
 
@@ -25,18 +37,6 @@ export type FakeServer = {
   close(): Promise<void>;
 };
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  return text ? JSON.parse(text) : undefined;
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
 export async function startFakeServer(
   options: { token?: string; sessionId?: string; root?: string } = {},
 ): Promise<FakeServer> {
@@ -54,28 +54,20 @@ export async function startFakeServer(
     for (const res of clients) res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
   });
 
-  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (req.method === "GET" && url.pathname === "/") {
+  /** The routes the page uses; any other route is answered as the real server answers one it cannot serve here. */
+  const served: Partial<
+    Record<
+      RouteName,
+      (id: string, arg: string, body: unknown, req: IncomingMessage, res: ServerResponse) => void
+    >
+  > = {
+    console: (_id, _arg, _body, _req, res) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       res.end(consolePage());
-      return;
-    }
-    const authorised =
-      req.headers.authorization === `Bearer ${token}` || url.searchParams.get("token") === token;
-    const body = req.method === "POST" ? await readBody(req) : undefined;
-    received.push({
-      method: req.method ?? "GET",
-      path: url.pathname,
-      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
-      ...(body !== undefined ? { body } : {}),
-    });
-    if (!authorised) return json(res, 401, { kind: "error", code: "EDENIED", message: "bad token" });
-    const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
-    if (parts[0] !== "api" || parts[1] !== "sessions") return json(res, 404, { message: "not found" });
-    if (parts.length === 2) return json(res, 200, [{ id: sessionId, root: options.root ?? "/work/demo" }]);
-    if (parts[2] !== sessionId) return json(res, 404, { message: "no such session" });
-    if (parts[3] === "events" && req.method === "GET") {
+    },
+    listSessions: (_id, _arg, _body, _req, res) =>
+      sendJson(res, 200, [{ id: sessionId, root: options.root ?? "/work/demo" }]),
+    events: (_id, _arg, _body, req, res) => {
       res.writeHead(200, {
         "content-type": "text/event-stream",
         "cache-control": "no-cache",
@@ -84,42 +76,72 @@ export async function startFakeServer(
       for (const event of history) res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
       clients.add(res);
       req.on("close", () => clients.delete(res));
-      return;
-    }
-    if (parts[3] === "pending" && req.method === "GET") {
-      return json(res, 200, {
+    },
+    pending: (_id, _arg, _body, _req, res) =>
+      sendJson(res, 200, {
         questions: [...questions.values()].map((q) => q.event),
         approvals: [...approvals.values()].map((a) => a.event),
-      });
-    }
-    if (parts[3] === "questions" && parts[4] && req.method === "POST") {
-      const pending = questions.get(parts[4]);
-      if (!pending) return json(res, 404, { message: "no such question" });
-      questions.delete(parts[4]);
-      const answer = body as { answers: unknown[]; notes?: string };
+      }),
+    answer: (_id, questionId, body, _req, res) => {
+      const pending = questions.get(questionId);
+      if (!pending) throw new HttpError(404, "ENOENT", `no question ${questionId} is waiting`);
+      const answer = body as { answers?: unknown; notes?: string } | undefined;
+      if (!Array.isArray(answer?.answers))
+        throw new HttpError(400, "EINVAL_INPUT", "answers need {answers: [{options?, text?}]}");
+      questions.delete(questionId);
       stream.emit({
         type: "question_answered",
-        question_id: parts[4],
+        question_id: questionId,
         answers: answer.answers,
         ...(answer.notes ? { notes: answer.notes } : {}),
       });
       pending.resolve(body);
-      return json(res, 200, { ok: true });
-    }
-    if (parts[3] === "approvals" && parts[4] && req.method === "POST") {
-      const pending = approvals.get(parts[4]);
-      if (!pending) return json(res, 404, { message: "no such approval" });
-      approvals.delete(parts[4]);
-      const approved = (body as { approved?: unknown }).approved === true;
-      stream.emit({ type: "approval_resolved", request_id: parts[4], approved, by: "console" });
+      sendJson(res, 200, { ok: true });
+    },
+    approve: (_id, requestId, body, _req, res) => {
+      const approved = (body as { approved?: unknown } | undefined)?.approved;
+      if (typeof approved !== "boolean")
+        throw new HttpError(400, "EINVAL_INPUT", "approvals need {approved: boolean}");
+      const pending = approvals.get(requestId);
+      if (!pending) throw new HttpError(404, "ENOENT", `no approval ${requestId} is waiting`);
+      approvals.delete(requestId);
+      stream.emit({ type: "approval_resolved", request_id: requestId, approved, by: "console" });
       pending.resolve(approved);
-      return json(res, 200, { ok: true });
-    }
-    return json(res, 404, { message: "not found" });
+      sendJson(res, 200, { ok: true });
+    },
+  };
+
+  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const method = req.method ?? "GET";
+    const body =
+      method === "POST" || method === "PUT" ? await readJson(req).catch((e: unknown) => e) : undefined;
+    if (url.pathname !== "/")
+      received.push({
+        method,
+        path: url.pathname,
+        ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+        ...(body !== undefined && !(body instanceof HttpError) ? { body } : {}),
+      });
+    const route = matchRoute(method, url.pathname);
+    if (route?.spec.auth !== false && !authorised(req, url, token)) throw unauthorised();
+    const hasSession = (id: string) => id === sessionId;
+    if (!route) throw noRoute(method, url.pathname, hasSession);
+    const { id, ...rest } = route.params;
+    if (id !== undefined && !hasSession(id)) throw new HttpError(404, "ENOENT", `no session ${id}`);
+    if (body instanceof HttpError) throw body;
+    const serve = served[route.name];
+    if (!serve) throw new HttpError(404, "ENOENT", `the fake server does not serve ${route.name}`);
+    serve(id ?? "", Object.values(rest)[0] ?? "", body, req, res);
   };
 
   const server: Server = createServer((req, res) => {
-    handler(req, res).catch((error: Error) => json(res, 500, { message: error.message }));
+    handler(req, res).catch((error: unknown) =>
+      sendError(
+        res,
+        error instanceof HttpError ? error : new HttpError(500, "EINTERNAL", (error as Error).message),
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,0 +1,68 @@
+// The Node side of the wire: reading a bounded JSON body, answering JSON, checking the token. The
+// server and the console's test fake both answer through these, so they answer alike.
+import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { errorBody, HttpError, MAX_BODY_BYTES, MAX_JSON_DEPTH, nestsDeeperThan } from "./wire.js";
+
+/** The body as JSON (undefined when empty): 413 past {@link MAX_BODY_BYTES}, 400 too deep or not JSON. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES)
+      throw new HttpError(413, "ETOO_LARGE", `the body is over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return undefined;
+  if (nestsDeeperThan(text))
+    throw new HttpError(400, "EINVAL_INPUT", `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HttpError(400, "EINVAL_INPUT", `the body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.end(text);
+}
+
+/** Answers an HttpError as `{error: {code, message}}`, with the 401 challenge header. */
+export function sendError(res: ServerResponse, error: HttpError): void {
+  if (error.status === 401) res.setHeader("www-authenticate", 'Bearer realm="toolbelt"');
+  sendJson(res, error.status, errorBody(error.code, error.message));
+}
+
+/** The 401 every API route answers without the right token. */
+export function unauthorised(): HttpError {
+  return new HttpError(
+    401,
+    "EDENIED",
+    "missing or wrong token: send Authorization: Bearer <token> or ?token=",
+  );
+}
+
+/** `Authorization: Bearer <token>`, else `?token=` (EventSource cannot set headers); constant-time. */
+export function authorised(req: IncomingMessage, url: URL, token: string): boolean {
+  const header = req.headers.authorization;
+  const given = header?.startsWith("Bearer ")
+    ? header.slice("Bearer ".length).trim()
+    : url.searchParams.get("token");
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The request target as a URL; a target that is not a path is 400. */
+export function requestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? "/", "http://localhost");
+  } catch {
+    throw new HttpError(400, "EINVAL_INPUT", "the request target is not a URL path");
+  }
+}
