@@ -415,7 +415,8 @@ describe("temp files of a writer killed mid-write", () => {
     const home = dir("crash/home");
     let left: string[] = [];
     for (let attempt = 0; attempt < 40 && left.length === 0; attempt++) {
-      await killMidWrite(root, home, attempt % 15);
+      // Spread over a write's whole span: a write records its checkpoint before its temp file exists.
+      await killMidWrite(root, home, (attempt * 7) % 60);
       left = temps(root);
     }
     expect(left.length, "a SIGKILL landed mid-write at least once in 40 attempts").toBeGreaterThan(0);
