@@ -1,11 +1,11 @@
 // Contributed config sections and events, attacked end to end through the built CLI: a plugin's own
 // section obeys its trust rule against an untrusted project, and no plugin can take over a key or an
 // event type another owner declared (to swap in a looser trust rule, or to forge core's events).
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type CliResult, cli, REPO, tempRoot } from "../cli-harness.js";
+import { assertBuilt, BIN, type CliResult, cli, REPO, tempRoot } from "../cli-harness.js";
 
 const dirs: string[] = [];
 const PLUGIN_GIT = path.join(REPO, "plugins/plugin-git/dist/index.js");
@@ -148,5 +148,51 @@ describe("one config for every run", () => {
     });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown key lsp_diagnostic_after_edit/);
+  });
+});
+
+describe("the same rules over serve --http", () => {
+  it("a session the server opens gets plugin-git's section, with the untrusted project's raise dropped", async () => {
+    const root = project({ git: { max_output_bytes: 1024 * 1024 } });
+    git(root, "init", "-q", "-b", "main");
+    writeFileSync(path.join(root, "big.txt"), `${"y".repeat(100)}\n`.repeat(500));
+    git(root, "add", "big.txt");
+    const env = userDir({ plugins: [PLUGIN_GIT], git: { max_output_bytes: 2048 } });
+    const child = spawn(process.execPath, [BIN, "serve", "--http", "--port", "0", "--root", root], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+          if (/token: \S+/.test(text)) resolve(text);
+        });
+        child.on("close", (code) => reject(new Error(`serve --http exited ${code}: ${stderr}`)));
+      });
+      const url = /listening on (\S+)/.exec(out)?.[1] as string;
+      const token = /token: (\S+)/.exec(out)?.[1] as string;
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      const sessions = (await (await fetch(`${url}/api/sessions`, { headers })).json()) as Array<{
+        id: string;
+      }>;
+      const id = sessions[0]?.id as string;
+      const response = await fetch(`${url}/api/sessions/${encodeURIComponent(id)}/calls`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ tool: "git_diff", input: { staged: true } }),
+      });
+      const body = (await response.json()) as { result: Record<string, unknown> };
+      expect(body.result).toMatchObject({ kind: "git_output", truncated: true, cap: 2048 });
+      expect(stderr).toMatch(/git\.max_output_bytes/);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.on("close", resolve));
+    }
   });
 });
