@@ -430,11 +430,14 @@ export class Session {
   }
 
   #announce(reason: string): void {
-    const { tools, deferred } = this.bind();
-    const key = `${tools.map((t) => t.name).join(",")}|${deferred.join(",")}`;
+    // Names only: bind() would build every JSON Schema, which a one-shot run pays at start for nothing.
+    const bindings = this.bindings();
+    const bound = bindings.filter((b) => !b.deferred).map((b) => b.name);
+    const deferred = bindings.filter((b) => b.deferred).map((b) => b.name);
+    const key = `${bound.join(",")}|${deferred.join(",")}`;
     if (key === this.#lastBoundKey) return;
     this.#lastBoundKey = key;
-    this.events.emit({ type: "tools_bound", bound: tools.map((t) => t.name), deferred, reason });
+    this.events.emit({ type: "tools_bound", bound, deferred, reason });
   }
 
   /** Calls a tool by the name the model sees; never throws for anything the caller sends. */
