@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,9 +7,72 @@ import { fileURLToPath } from "node:url";
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = path.join(REPO, "packages/toolbelt/dist/bin.js");
 
+/** The workspace packages the built CLI loads from their dist (it imports them, it does not bundle them). */
+const BUILT_PACKAGES = [
+  "core",
+  "files",
+  "edit",
+  "shell",
+  "lsp",
+  "mcp",
+  "ui",
+  "projects",
+  "bridge",
+  "console",
+  "toolbelt",
+];
+
+function newestMtime(dir: string, skip: (name: string) => boolean = () => false): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || skip(entry.name)) continue;
+    newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+let buildProblem: string | undefined | null = null;
+
+/**
+ * Why the e2e tests cannot trust the build, or undefined when they can: a package's dist is missing,
+ * or older than a source file of that package (the tests would pass or fail against old code).
+ * Computed once per test file.
+ */
+export function buildProblems(): string | undefined {
+  if (buildProblem !== null) return buildProblem;
+  const problems: string[] = [];
+  for (const name of BUILT_PACKAGES) {
+    const dir = path.join(REPO, "packages", name);
+    const dist = path.join(dir, "dist");
+    if (!existsSync(path.join(dist, name === "toolbelt" ? "bin.js" : "index.js"))) {
+      problems.push(`packages/${name}/dist is missing`);
+      continue;
+    }
+    const built = newestMtime(dist);
+    const source = newestMtime(path.join(dir, "src"), (file) => file.includes(".test."));
+    if (source > built)
+      problems.push(
+        `packages/${name}/dist is older than its src (src changed ${new Date(source).toISOString()}, dist built ${new Date(built).toISOString()})`,
+      );
+  }
+  buildProblem = problems.length > 0 ? problems.join("; ") : undefined;
+  return buildProblem;
+}
+
+/**
+ * Fails loudly when the build is missing or stale: an e2e suite that skipped (or ran old code) would
+ * report green for code it never ran. CI builds first, so this holds there. TOOLBELT_TEST_STALE_OK=1
+ * turns a stale build into a warning (several people editing one tree); a missing build still fails.
+ */
 export function assertBuilt(): void {
-  if (!existsSync(BIN))
-    throw new Error(`${BIN} is missing: run \`npm run build\` (npm install does it) before the e2e tests`);
+  const problem = buildProblems();
+  if (problem === undefined) return;
+  const message = `${problem}: run \`npm run build\` before the e2e tests`;
+  if (process.env.TOOLBELT_TEST_STALE_OK === "1" && !problem.includes("missing")) {
+    console.warn(`TOOLBELT_TEST_STALE_OK=1: ${message}`);
+    return;
+  }
+  throw new Error(message);
 }
 
 export interface CliResult {
@@ -66,4 +129,85 @@ export function jsonLines(text: string): Array<Record<string, unknown>> {
     .split("\n")
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+export type JsonRpcResponse = { id: number; result?: unknown; error?: { code: number; message: string } };
+
+/**
+ * Starts the built `serve --mcp` with `args`, does the MCP handshake over stdio, sends each request in
+ * turn (the next after the previous answer), stops the server and returns the responses. A server
+ * that exits or stays silent rejects with its stderr instead of hanging the test.
+ */
+export async function mcpCall(
+  args: string[],
+  requests: Array<{ method: string; params?: unknown }>,
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; clientName?: string } = {},
+): Promise<JsonRpcResponse[]> {
+  const child = spawn(process.execPath, [BIN, "serve", "--mcp", ...args], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  let buffer = "";
+  let pending: { id: number; resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void } | undefined;
+  const fail = (why: string) =>
+    pending?.reject(new Error(`serve --mcp ${args.join(" ")}: ${why}\nstderr: ${stderr}`));
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      let msg: Partial<JsonRpcResponse>;
+      try {
+        msg = JSON.parse(line) as Partial<JsonRpcResponse>;
+      } catch {
+        fail(`wrote a line that is not JSON-RPC: ${line.slice(0, 200)}`);
+        continue;
+      }
+      if (pending && msg.id === pending.id) pending.resolve(msg as JsonRpcResponse);
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  child.on("close", (code) => fail(`exited (${code}) before answering`));
+  child.on("error", (error) => fail(error.message));
+  let nextId = 1;
+  const send = (method: string, params: unknown = {}) =>
+    new Promise<JsonRpcResponse>((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(
+        () => fail(`no answer to ${method} within ${options.timeoutMs ?? 60_000} ms`),
+        options.timeoutMs ?? 60_000,
+      );
+      pending = {
+        id,
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  try {
+    await send("initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: options.clientName ?? "toolbelt-e2e", version: "0" },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    const responses: JsonRpcResponse[] = [];
+    for (const { method, params } of requests) responses.push(await send(method, params));
+    return responses;
+  } finally {
+    pending = undefined;
+    child.kill("SIGTERM");
+    await exited;
+  }
 }

@@ -2,13 +2,13 @@
 // server) tries to reach a TCP server this test runs, on 127.0.0.1 and on the machine's own
 // non-loopback address, and to look a name up; with network off none of it may get through, by
 // either mechanism, and an untrusted project cannot switch it back on.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, cli, REPO, tempRoot } from "../cli-harness.js";
+import { assertBuilt, cli, mcpCall, REPO, tempRoot } from "../cli-harness.js";
 
 type Check = { family?: string; name: string; status: string; detail: string };
 
@@ -290,47 +290,12 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
   );
 });
 
-/** Starts `serve --mcp`, calls the shell tool once over stdio JSON-RPC, returns the result's text. */
+/** Calls the shell tool once over `serve --mcp`, returns the result as JSON text. */
 async function mcpShell(root: string, command: string, extra: string[]): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [BIN, "serve", "--mcp", "--root", root, "--allow", "shell", ...extra],
-    {
-      env: { ...process.env, ...env() },
-      stdio: ["pipe", "pipe", "pipe"],
-    },
+  const [reply] = await mcpCall(
+    ["--root", root, "--allow", "shell", ...extra],
+    [{ method: "tools/call", params: { name: "shell", arguments: { command } } }],
+    { env: env(), clientName: "network-test" },
   );
-  let buffer = "";
-  const waiters = new Map<number, (msg: Record<string, unknown>) => void>();
-  child.stdout.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-      const msg = JSON.parse(buffer.slice(0, nl)) as { id?: number };
-      buffer = buffer.slice(nl + 1);
-      if (typeof msg.id === "number") waiters.get(msg.id)?.(msg as Record<string, unknown>);
-    }
-  });
-  const closed = new Promise<never>((_, reject) =>
-    child.on("close", (code) => reject(new Error(`serve --mcp exited ${code}`))),
-  );
-  closed.catch(() => {});
-  const request = (id: number, method: string, params: unknown) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      closed.catch(reject);
-      waiters.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    });
-  try {
-    await request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "network-test", version: "0" },
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-    const reply = await request(2, "tools/call", { name: "shell", arguments: { command } });
-    return JSON.stringify(reply.result);
-  } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.on("close", resolve));
-  }
+  return JSON.stringify(reply?.result);
 }

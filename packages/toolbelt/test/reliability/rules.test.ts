@@ -1,13 +1,7 @@
-// Permission rules, attacked end to end through the built CLI: an allow rule for one command must not
-// let a model run anything else by hiding it in a list, a pipeline, a substitution, a nested shell, a
-// wrapper or a redirect; a deny rule holds under --allow; an untrusted project's rules only tighten.
-// Before rules existed, the only way to let `echo` run headless was `--allow shell` (or mode allow),
-// under which every one of these compound lines ran in full; `tools.shell.rules` was an unknown key.
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, type CliResult, cli, jsonLines, tempRoot } from "../cli-harness.js";
+import { assertBuilt, type CliResult, cli, jsonLines, mcpCall, tempRoot } from "../cli-harness.js";
 
 const dirs: string[] = [];
 let configDir: string;
@@ -281,42 +275,12 @@ describe("the same rules over `toolbelt exec`", () => {
 
 /** Calls `shell` once per command over `serve --mcp` (a client without elicitation: nobody to ask). */
 async function mcpShell(root: string, cfg: string, commands: string[]): Promise<string[]> {
-  const child = spawn(process.execPath, [BIN, "serve", "--mcp", "--root", root, "--config", cfg], {
-    env: { ...process.env, ...env() },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let buffer = "";
-  const waiters = new Map<number, (msg: Record<string, unknown>) => void>();
-  child.stdout.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-      const msg = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
-      buffer = buffer.slice(nl + 1);
-      if (typeof msg.id === "number") waiters.get(msg.id)?.(msg);
-    }
-  });
-  const request = (id: number, method: string, params: unknown) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      waiters.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    });
-  try {
-    await request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "rules-test", version: "0" },
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-    const out: string[] = [];
-    for (const [i, command] of commands.entries()) {
-      const reply = await request(2 + i, "tools/call", { name: "shell", arguments: { command } });
-      out.push(JSON.stringify(reply.result));
-    }
-    return out;
-  } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.on("close", resolve));
-  }
+  const replies = await mcpCall(
+    ["--root", root, "--config", cfg],
+    commands.map((command) => ({ method: "tools/call", params: { name: "shell", arguments: { command } } })),
+    { env: env(), clientName: "rules-test" },
+  );
+  return replies.map((reply) => JSON.stringify(reply.result));
 }
 
 describe("the same rules over `toolbelt serve --mcp`", () => {

@@ -15,7 +15,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { assertBuilt, BIN, type CliResult, cli, jsonLines, tempRoot } from "../cli-harness.js";
+import { assertBuilt, BIN, type CliResult, cli, jsonLines, mcpCall, tempRoot } from "../cli-harness.js";
 
 const dirs: string[] = [];
 let configDir: string;
@@ -461,43 +461,11 @@ async function httpStart(root: string, extra: string[]): Promise<string> {
 
 /** Starts `serve --mcp` on `root`, lists its tools over stdio JSON-RPC, and stops it. */
 async function mcpToolNames(root: string, extra: string[]): Promise<string[]> {
-  const child = spawn(process.execPath, [BIN, "serve", "--mcp", "--root", root, ...extra], {
-    env: { ...process.env, ...env() },
-    stdio: ["pipe", "pipe", "pipe"],
+  const [listed] = await mcpCall(["--root", root, ...extra], [{ method: "tools/list" }], {
+    env: env(),
+    clientName: "trust-test",
   });
-  let buffer = "";
-  const responses = new Map<number, Record<string, unknown>>();
-  const waiters = new Map<number, () => void>();
-  child.stdout.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let nl = buffer.indexOf("\n");
-    while (nl >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      nl = buffer.indexOf("\n");
-      const msg = JSON.parse(line) as { id?: number };
-      if (typeof msg.id === "number") {
-        responses.set(msg.id, msg as Record<string, unknown>);
-        waiters.get(msg.id)?.();
-      }
-    }
-  });
-  const request = (id: number, method: string, params: unknown) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      waiters.set(id, () => resolve(responses.get(id) as Record<string, unknown>));
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    });
-  try {
-    await request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "trust-test", version: "1" },
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-    const listed = await request(2, "tools/list", {});
-    return ((listed.result as { tools?: Array<{ name: string }> })?.tools ?? []).map((t) => t.name);
-  } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.on("close", resolve));
-  }
+  return ((listed?.result as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map(
+    (t) => t.name,
+  );
 }
