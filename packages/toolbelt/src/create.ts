@@ -78,20 +78,19 @@ export async function resolveSessionConfig(
     overrides: options.config,
   };
   const given = options.plugins ?? [];
-  const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
   const ownContributions = (list: readonly Plugin[]) =>
     list.map((p) => p.contributes).filter((c) => c !== undefined);
-  const named = given.filter((p): p is string => typeof p === "string");
+  const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
   const first = loadTrustedConfig(root, {
     ...sources,
     contributions: configContributions(ownContributions(objects)),
     unknownSections: "allow",
   });
-  const specs = [...first.config.plugins, ...named];
   // config.plugins holds only what trusted sources named: an untrusted project's list was dropped.
-  const imported = [];
-  for (const spec of specs) imported.push(await importPlugin(spec, root));
-  const plugins = [...imported, ...objects];
+  // Config's plugins first, then the options' in their order, as the session binds them.
+  const plugins: Plugin[] = [];
+  for (const item of [...first.config.plugins, ...given])
+    plugins.push(typeof item === "string" ? await importPlugin(item, root) : checkPlugin(item));
   const { config, trust } = loadTrustedConfig(root, {
     ...sources,
     contributions: configContributions(ownContributions(plugins)),
