@@ -6,11 +6,17 @@ export const REPO = fileURLToPath(new URL("../", import.meta.url));
 export const BIN = fileURLToPath(new URL("../packages/toolbelt/dist/bin.js", import.meta.url));
 
 /** Runs argv `runs` times after `warmup` runs; returns wall times in ms. Throws if a run fails. */
-export function timeCommand(argv, { runs = 20, warmup = 3, cwd = REPO, input, okCodes = [0] } = {}) {
+export function timeCommand(argv, { runs = 20, warmup = 3, cwd = REPO, input, okCodes = [0], env } = {}) {
   const times = [];
   for (let i = 0; i < warmup + runs; i++) {
     const start = process.hrtime.bigint();
-    const result = spawnSync(argv[0], argv.slice(1), { cwd, input, encoding: "utf8", maxBuffer: 1 << 30 });
+    const result = spawnSync(argv[0], argv.slice(1), {
+      cwd,
+      env,
+      input,
+      encoding: "utf8",
+      maxBuffer: 1 << 30,
+    });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     if (!okCodes.includes(result.status)) {
       throw new Error(`${argv.join(" ")} exited ${result.status}: ${result.stderr || result.stdout}`);

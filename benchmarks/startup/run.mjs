@@ -1,38 +1,155 @@
-// Startup: `toolbelt --version` and a one-shot `toolbelt run` against `node -e ''`, side by side.
-// Goal: at most 1.5x `node -e ''`.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// Startup and exec overhead, each figure against its raw baseline measured in the same run:
+// one-shot commands against `node -e ''`, exec's first answer and its calls/s against a plain Node
+// script doing the same reads over the same JSONL (plain-exec.mjs). Goal for one-shot: ≤ 1.5x.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { BIN, fmt, ratio, stats, table, timeCommand } from "../lib.mjs";
 
 const runs = Number(process.env.BENCH_RUNS ?? 30);
+const execRuns = Number(process.env.BENCH_EXEC_RUNS ?? 7);
+const calls = Number(process.env.BENCH_CALLS ?? 1000);
+const PLAIN = fileURLToPath(new URL("./plain-exec.mjs", import.meta.url));
+const node = process.execPath;
+
 const root = mkdtempSync(path.join(os.tmpdir(), "tb-bench-startup-"));
 writeFileSync(path.join(root, "hello.txt"), "hello\nworld\n");
+mkdirSync(path.join(root, "src"));
+for (let i = 0; i < 50; i++)
+  writeFileSync(
+    path.join(root, "src", `f${i}.txt`),
+    Array.from({ length: 40 }, (_, n) => `line ${n}`).join("\n"),
+  );
+// No user config on the measuring machine changes what loads.
+const env = { ...process.env, TOOLBELT_CONFIG_DIR: mkdtempSync(path.join(os.tmpdir(), "tb-bench-user-")) };
 
-const node = process.execPath;
-const cases = [
+/** Spawns argv, writes `input`, and records when each stdout line arrived (ms after spawn). */
+function lineTimes(argv, input, { keepOpen = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+    const times = [];
+    let pending = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      const at = Number(process.hrtime.bigint() - start) / 1e6;
+      pending += chunk;
+      let nl = pending.indexOf("\n");
+      while (nl >= 0) {
+        times.push(at);
+        pending = pending.slice(nl + 1);
+        nl = pending.indexOf("\n");
+      }
+      // First answer measured with stdin still open, as a caller waiting for it would have it.
+      if (keepOpen && times.length >= 1) child.stdin.end();
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr}`));
+      else resolve(times);
+    });
+    child.stdin.write(input);
+    if (!keepOpen) child.stdin.end();
+  });
+}
+
+async function repeat(n, fn) {
+  const out = [];
+  for (let i = 0; i < n + 1; i++) {
+    const value = await fn();
+    if (i > 0) out.push(value); // the first run warms the page cache
+  }
+  return out;
+}
+
+const oneShot = [
   ["node -e ''", [node, "-e", ""]],
   ["toolbelt --version", [node, BIN, "--version"]],
+  ["toolbelt run read_file", [node, BIN, "run", "read_file", "--input", '{"path":"hello.txt"}']],
+  ["toolbelt tools", [node, BIN, "tools"]],
+  ["toolbelt run read_file --help", [node, BIN, "run", "read_file", "--help"]],
+  ["toolbelt run no_such_tool (loads every family)", [node, BIN, "run", "no_such_tool", "--input", "{}"]],
+];
+// Interleaved (one run of each command per round), so a load that changes during the run weighs on
+// every command and its baseline alike.
+const times = oneShot.map(() => []);
+for (let round = 0; round < runs; round++)
+  oneShot.forEach(([name, argv], i) => {
+    const okCodes = name.includes("no_such_tool") ? [1] : [0];
+    times[i].push(...timeCommand(argv, { runs: 1, warmup: round === 0 ? 2 : 0, okCodes, cwd: root, env }));
+  });
+const results = oneShot.map(([name], i) => [name, stats(times[i])]);
+const baseline = results[0][1].median;
+
+const line = (tool, input, id) => `${JSON.stringify({ id: String(id), tool, input })}\n`;
+const oneRead = line("read_file", { path: "hello.txt" }, 0);
+const firstTb = stats(
+  await repeat(execRuns, async () => (await lineTimes([node, BIN, "exec"], oneRead, { keepOpen: true }))[0]),
+);
+const firstPlain = stats(
+  await repeat(execRuns, async () => (await lineTimes([node, PLAIN, root], oneRead, { keepOpen: true }))[0]),
+);
+
+/** Calls per second between the first and the last answer (steady state, start-up excluded). */
+async function throughput(argv, input) {
+  const perRun = await repeat(execRuns, async () => {
+    const t = await lineTimes(argv, input);
+    if (t.length !== calls) throw new Error(`${argv.join(" ")}: ${t.length} answers for ${calls} calls`);
+    return ((calls - 1) / (t[t.length - 1] - t[0])) * 1000;
+  });
+  return stats(perRun).median;
+}
+const reads = Array.from({ length: calls }, (_, i) =>
+  line("read_file", { path: `src/f${i % 50}.txt` }, i),
+).join("");
+const lists = Array.from({ length: calls }, (_, i) => line("list_files", { path: "src" }, i)).join("");
+const rates = [
   [
-    "toolbelt run read_file",
-    [node, BIN, "run", "read_file", "--root", root, "--input", '{"path":"hello.txt"}'],
+    `exec ${calls} read_file`,
+    await throughput([node, BIN, "exec"], reads),
+    await throughput([node, PLAIN, root], reads),
   ],
   [
-    "toolbelt run no_such_tool (loads every family)",
-    [node, BIN, "run", "no_such_tool", "--root", root, "--input", "{}"],
+    `exec ${calls} list_files`,
+    await throughput([node, BIN, "exec"], lists),
+    await throughput([node, PLAIN, root], lists),
   ],
 ];
-const results = [];
-for (const [name, argv] of cases) {
-  const okCodes = name.includes("no_such_tool") ? [1] : [0];
-  results.push([name, stats(timeCommand(argv, { runs, okCodes, cwd: root }))]);
-}
 rmSync(root, { recursive: true, force: true });
-const baseline = results[0][1].median;
-console.log(`## startup (median of ${runs} runs, ${os.cpus().length} cores, node ${process.version})\n`);
+rmSync(env.TOOLBELT_CONFIG_DIR, { recursive: true, force: true });
+
+const load = os.loadavg()[0].toFixed(1);
+console.log(
+  `## startup (median of ${runs} runs, ${os.cpus().length} cores, node ${process.version}, load ${load})\n`,
+);
 console.log(
   table(
     ["command", "median", "p10", "p90", "vs node -e ''"],
     results.map(([name, s]) => [name, fmt(s.median), fmt(s.p10), fmt(s.p90), ratio(s.median, baseline)]),
+  ),
+);
+console.log(`\n## exec (median of ${execRuns} runs)\n`);
+console.log(
+  table(
+    ["measure", "toolbelt exec", "plain Node script", "ratio"],
+    [
+      [
+        "first answer (spawn → first line)",
+        fmt(firstTb.median),
+        fmt(firstPlain.median),
+        ratio(firstTb.median, firstPlain.median),
+      ],
+      ...rates.map(([name, tb, plain]) => [
+        `${name}, calls/s`,
+        tb.toFixed(0),
+        plain.toFixed(0),
+        `${(tb / plain).toFixed(2)}x the rate`,
+      ]),
+    ],
   ),
 );
