@@ -1,17 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../../packages/toolbelt/test/cli-harness.js";
 import { findBatteries } from "../device-tools.mjs";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 const BIN = path.join(REPO, "packages/toolbelt/dist/bin.js");
 const CLIENT = fileURLToPath(new URL("../device-client.mjs", import.meta.url));
-const BUILT = existsSync(BIN) && existsSync(path.join(REPO, "packages/bridge/dist/index.js"));
-if (!BUILT) console.warn("device-client tests skipped: build toolbelt and @toolbelt/bridge first");
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 /** Starts a process and resolves once its stdout matches `ready`. */
 function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
@@ -45,7 +45,7 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-describe.skipIf(!BUILT)("examples/device-client against the built `toolbelt serve --http`", () => {
+describe("examples/device-client against the built `toolbelt serve --http`", () => {
   let root: string;
   let server: ChildProcess;
   let url: string;

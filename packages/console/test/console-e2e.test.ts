@@ -2,9 +2,9 @@
 // The console served by the built `toolbelt serve --http`, in headless chromium: a session driven
 // over the HTTP API draws cards, and questions and approvals answered in the page reach the session.
 //
-// TOOLBELT_CONSOLE_SCREENSHOTS=<dir> also saves screenshots of the session there (docs/screenshots).
+// TOOLBELT_CONSOLE_SCREENSHOTS=<dir> also saves screenshots of the session there: that is how
+// `npm run docs:screenshots` refreshes docs/screenshots.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,16 +12,14 @@ import { fileURLToPath } from "node:url";
 import { deflateSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 import { browserSkipReason, launchBrowser, type TestBrowser } from "../src/testing/browser.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = join(repo, "packages/toolbelt/dist/bin.js");
-const consoleDist = join(repo, "packages/console/dist/index.js");
 
-const skip =
-  browserSkipReason() ??
-  (!existsSync(bin) ? `${bin} is not built (npx turbo run build)` : undefined) ??
-  (!existsSync(consoleDist) ? `${consoleDist} is not built (npx turbo run build)` : undefined);
+// No browser is a capability skip; a missing or stale build fails (see assertBuilt).
+const skip = browserSkipReason();
 if (skip) console.warn(`[console] e2e tests skipped: ${skip}`);
 
 const shots = process.env.TOOLBELT_CONSOLE_SCREENSHOTS;
@@ -144,6 +142,7 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
   const card = (callId: string) => page.locator(`.tool-card[data-call-id="${callId}"]`);
 
   beforeAll(async () => {
+    assertBuilt();
     root = await mkdtemp(join(tmpdir(), "toolbelt-console-e2e-"));
     await fixture(root);
     server = await startServer(root);
@@ -160,6 +159,14 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
   }, 90_000);
 
   afterAll(async () => {
+    // Screenshots are a docs step (npm run docs:screenshots), not a test: nothing reports them skipped.
+    if (shots && page) {
+      await card("shell-ok").locator(".card-summary").click();
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: join(shots, "console-session.png"), fullPage: true });
+      await page.locator(".panel").scrollIntoViewIfNeeded();
+      await page.locator(".panel").screenshot({ path: join(shots, "console-panel.png") });
+    }
     await browser?.close();
     server?.process.kill("SIGTERM");
     if (root) await rm(root, { recursive: true, force: true });
@@ -373,14 +380,5 @@ describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () 
     expect(await summary("r2")).toContain("200 matches (capped at 200)");
     expect(await summary("r3")).toMatch(/^ENOENT: /);
     await replay.close();
-  });
-
-  it.skipIf(!shots)("saves screenshots of the session", async () => {
-    if (!shots) return;
-    await card("shell-ok").locator(".card-summary").click();
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: join(shots, "console-session.png"), fullPage: true });
-    await page.locator(".panel").scrollIntoViewIfNeeded();
-    await page.locator(".panel").screenshot({ path: join(shots, "console-panel.png") });
   });
 });

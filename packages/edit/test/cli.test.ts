@@ -1,14 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = path.join(repo, "packages/toolbelt/dist/bin.js");
-const built = existsSync(bin);
-if (!built) console.warn(`edit e2e skipped: ${bin} is not built (run the toolbelt build first)`);
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 let root: string;
 beforeEach(async () => {
@@ -32,7 +33,7 @@ async function pin(editTool: string) {
   await fs.writeFile(path.join(root, "configs/app.json"), JSON.stringify({ agent: { edit_tool: editTool } }));
 }
 
-describe.skipIf(!built)("edit tools through `toolbelt run`", () => {
+describe("edit tools through `toolbelt run`", () => {
   it("edit_file (the default with no model) keeps CRLF and BOM and reports the strategy and diff", async () => {
     await fs.writeFile(path.join(root, "a.txt"), "\uFEFFalpha\r\n    beta\r\ngamma\r\n");
     const r = run("edit_file", { path: "a.txt", old_text: "beta\n", new_text: "BETA\n" });

@@ -1,15 +1,16 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
-import { existsSync, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = path.join(repo, "packages/toolbelt/dist/bin.js");
-const built = existsSync(bin);
-if (!built) console.warn(`files e2e skipped: ${bin} is not built (run the toolbelt build first)`);
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 let root: string;
 
@@ -44,7 +45,7 @@ function execSession(cwd: string) {
   };
 }
 
-describe.skipIf(!built)("files through the toolbelt CLI", () => {
+describe("files through the toolbelt CLI", () => {
   it("toolbelt run read_file prints the numbered window (json and text)", () => {
     const json = spawnSync(
       process.execPath,

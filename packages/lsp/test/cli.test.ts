@@ -1,14 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 import { FILES, makeProject } from "../src/__fixtures__/project.js";
 import { findTsgo } from "../src/servers.js";
 
 // End to end through the built bin.
 const BIN = fileURLToPath(new URL("../../toolbelt/dist/bin.js", import.meta.url));
-const built = existsSync(BIN);
-if (!built) console.warn("skipped: packages/toolbelt/dist/bin.js is not built");
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 function toolbelt(args: string[], options: { env?: Record<string, string>; input?: string } = {}) {
   return spawnSync(process.execPath, [BIN, ...args], {
@@ -19,7 +19,7 @@ function toolbelt(args: string[], options: { env?: Record<string, string>; input
   });
 }
 
-describe.skipIf(!built)("toolbelt CLI with the lsp family", { timeout: 120_000 }, () => {
+describe("toolbelt CLI with the lsp family", { timeout: 120_000 }, () => {
   it("runs lsp_diagnostics with the fallback forced by TOOLBELT_LSP_FALLBACK=1", () => {
     const { root, cleanup } = makeProject(FILES);
     try {

@@ -14,7 +14,8 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
 const require = createRequire(import.meta.url);
 const BIN = fileURLToPath(new URL("../../toolbelt/dist/bin.js", import.meta.url));
@@ -22,11 +23,8 @@ const FS_SERVER = require.resolve("@modelcontextprotocol/server-filesystem/dist/
 const TOY = fileURLToPath(new URL("../src/__fixtures__/toy-server.mjs", import.meta.url));
 const TRACE = fileURLToPath(new URL("./fixtures/trace-imports.mjs", import.meta.url));
 const node = process.execPath;
-const built = existsSync(BIN);
-if (!built)
-  console.warn(
-    `skipping MCP e2e tests: ${BIN} is not built (npx turbo run build --filter=@toolbelt/toolbelt...)`,
-  );
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 const roots: string[] = [];
 afterAll(() => {
@@ -76,7 +74,7 @@ const lines = (text: string): Line[] =>
 const jsonl = (calls: Array<[string, string, unknown]>) =>
   calls.map(([id, tool, input]) => JSON.stringify({ id, tool, input })).join("\n");
 
-describe.skipIf(!built)("toolbelt exec with MCP servers", () => {
+describe("toolbelt exec with MCP servers", () => {
   it("lists server tools as deferred names, binds them with tool_search, calls them, and reports a crash", async () => {
     const root = project({
       fs: { command: node, args: [FS_SERVER, "."] },
@@ -166,7 +164,7 @@ describe.skipIf(!built)("toolbelt exec with MCP servers", () => {
   });
 });
 
-describe.skipIf(!built)("a session with no MCP servers", () => {
+describe("a session with no MCP servers", () => {
   it("never imports @toolbelt/mcp or the MCP SDK client (and does with a .mcp.json)", async () => {
     const traceFile = path.join(project(), "trace.txt");
     const none = project();

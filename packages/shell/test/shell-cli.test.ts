@@ -1,14 +1,15 @@
 // End to end through the built bin: `npm run build` first (CI builds before testing).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
 const BIN = fileURLToPath(new URL("../../toolbelt/dist/bin.js", import.meta.url));
-const built = existsSync(BIN);
-if (!built) console.log(`shell e2e tests skipped: ${BIN} is not built (run npm run build)`);
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 function toolbelt(
   args: string[],
@@ -57,7 +58,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe.skipIf(!built)("toolbelt run shell", () => {
+describe("toolbelt run shell", () => {
   it("is denied without --allow, and the error names the flag", async () => {
     const r = await toolbelt([
       "run",

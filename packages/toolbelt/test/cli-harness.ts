@@ -67,7 +67,7 @@ export function buildProblems(): string | undefined {
 export function assertBuilt(): void {
   const problem = buildProblems();
   if (problem === undefined) return;
-  const message = `${problem}: run \`npm run build\` before the e2e tests`;
+  const message = `${problem}: run \`npm run build\` before the e2e tests (\`npm run build -- --force\` if turbo replays its cache and leaves dist as it was)`;
   if (process.env.TOOLBELT_TEST_STALE_OK === "1" && !problem.includes("missing")) {
     console.warn(`TOOLBELT_TEST_STALE_OK=1: ${message}`);
     return;

@@ -8,11 +8,12 @@ import { ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { toAnthropicTool, toMcpTool, toOpenAITool } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToolbelt } from "../src/create.js";
-import { BIN, BUILT, REPO } from "./serve-fixture.js";
+import { assertBuilt } from "./cli-harness.js";
+import { BIN, REPO } from "./serve-fixture.js";
 
 const run = promisify(execFile);
-if (!BUILT)
-  console.warn("schema-export tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 type Schema = Record<string, unknown>;
 
@@ -77,7 +78,7 @@ export default definePlugin({ name: "hard", tools: [
 ]});
 `;
 
-describe.skipIf(!BUILT)("toolbelt tools --format openai|anthropic|mcp on the real bound tools", () => {
+describe("toolbelt tools --format openai|anthropic|mcp on the real bound tools", () => {
   let plain: string;
   let hard: string;
   beforeAll(async () => {

@@ -2,7 +2,6 @@
 // a plugin (written against the built @toolbelt/core) with a deferrable tool, a tool that needs
 // approval and a slow tool that honours cancellation (plugin tools are deferrable unless they say not).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +10,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = path.join(REPO, "packages/toolbelt/dist/bin.js");
 export const DENO = path.join(REPO, "node_modules/.bin/deno");
-export const BUILT = existsSync(BIN) && existsSync(path.join(REPO, "packages/bridge/dist/index.js"));
 
 const PLUGIN = (core: string, zod: string) => `
 import { definePlugin, defineTool } from ${JSON.stringify(core)};

@@ -6,14 +6,15 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, BUILT, type HttpProcess, makeRoot, REPO, startHttp } from "./serve-fixture.js";
+import { assertBuilt } from "./cli-harness.js";
+import { BIN, type HttpProcess, makeRoot, REPO, startHttp } from "./serve-fixture.js";
 
-if (!BUILT)
-  console.warn("serve-http tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 type Event = { type: string; seq: number; call_id?: string; tool?: string; result?: Record<string, unknown> };
 
-describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)", () => {
+describe("toolbelt serve --http (real server process, real HTTP)", () => {
   let root: string;
   let server: HttpProcess;
   let sid: string;
@@ -356,7 +357,7 @@ describe.skipIf(!BUILT)("toolbelt serve --http (real server process, real HTTP)"
   });
 });
 
-describe.skipIf(!BUILT)("connectClient reconnection", () => {
+describe("connectClient reconnection", () => {
   it("re-attaches after the server restarts, and offers its tools to the new session", async () => {
     const root = await makeRoot();
     const port = await new Promise<number>((resolve) => {
@@ -416,7 +417,7 @@ describe.skipIf(!BUILT)("connectClient reconnection", () => {
   });
 });
 
-describe.skipIf(!BUILT)("toolbelt serve usage", () => {
+describe("toolbelt serve usage", () => {
   it("needs exactly one of --mcp and --http, and refuses a broken config before serving (exit 2)", async () => {
     const root = await makeRoot();
     try {

@@ -8,10 +8,11 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, BUILT, makeRoot } from "./serve-fixture.js";
+import { assertBuilt } from "./cli-harness.js";
+import { BIN, makeRoot } from "./serve-fixture.js";
 
-if (!BUILT)
-  console.warn("serve-mcp tests skipped: build toolbelt first (packages/toolbelt/dist/bin.js missing)");
+// A missing or stale build fails these tests (see assertBuilt), it does not skip them.
+beforeAll(assertBuilt);
 
 type TextContent = Array<{ type: string; text?: string }>;
 
@@ -32,7 +33,7 @@ async function connect(
   return client;
 }
 
-describe.skipIf(!BUILT)("toolbelt serve --mcp (real MCP SDK client over stdio)", () => {
+describe("toolbelt serve --mcp (real MCP SDK client over stdio)", () => {
   let root: string;
   beforeAll(async () => {
     root = await makeRoot();
