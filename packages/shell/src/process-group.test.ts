@@ -2,7 +2,6 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { MARK_VARIABLE } from "./environment.js";
 import { liveProcesses, markedProcesses, terminate } from "./process-group.js";
-import { sleep } from "./test-harness.js";
 
 describe("marked processes", () => {
   it("finds a process by any of the marks it carries (nested toolbelts), and only by a whole mark", async () => {
@@ -12,8 +11,7 @@ describe("marked processes", () => {
       stdio: "ignore",
     });
     try {
-      await sleep(100);
-      expect(markedProcesses("outer-mark")).toContain(child.pid);
+      await expect.poll(() => markedProcesses("outer-mark"), { timeout: 10_000 }).toContain(child.pid);
       expect(markedProcesses("inner-mark")).toContain(child.pid);
       expect(markedProcesses("inner")).not.toContain(child.pid);
       expect(markedProcesses("outer-mark", child.pid as number)).not.toContain(child.pid);
@@ -31,9 +29,8 @@ describe("marked processes", () => {
     });
     const target = { pgid: child.pid as number, mark };
     try {
-      await sleep(200);
       // bash execs its last command, so: sleep 3404 (the leader), sleep 3402, and the setsid one.
-      expect(liveProcesses(target).length).toBe(3);
+      await expect.poll(() => liveProcesses(target).length, { timeout: 10_000 }).toBe(3);
       const result = await terminate(target, 300);
       expect(result).toEqual({ signal: "SIGKILL", survivors: 0 });
       expect(liveProcesses(target)).toEqual([]);

@@ -1,7 +1,7 @@
 import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ShellStarted } from "./payloads.js";
-import { openSession, removeDir, sleep, tempDir } from "./test-harness.js";
+import { openSession, removeDir, tempDir } from "./test-harness.js";
 
 let root: string;
 const open: Session[] = [];
@@ -31,7 +31,17 @@ describe("shell_session filter bounds", () => {
         run_in_background: true,
       })) as Payload & ShellStarted;
       expect(started.kind, JSON.stringify(started)).toBe("shell_started");
-      await sleep(300);
+      // The evil line must be buffered before the filtered read, or there is nothing to time out on.
+      const unfiltered = async () =>
+        JSON.stringify(
+          await s.call("shell_session", {
+            operation: "read",
+            shell_id: started.shell_id,
+            cursor: 0,
+            wait_ms: 0,
+          }),
+        );
+      await expect.poll(unfiltered, { timeout: 10_000 }).toContain("ok line");
       const timedOut = await s.call("shell_session", {
         operation: "read",
         shell_id: started.shell_id,

@@ -218,9 +218,9 @@ describe("shell_session", () => {
     s.on("shell_output", (event) => seen.push(`${event.shell_id}:${event.data}`));
     const { shell_id } = await start(s, "echo event-one; sleep 0.2; echo event-two");
     await untilExited(s, shell_id);
-    await sleep(100);
+    // Events may trail the exit the read reports: wait for them rather than for a fixed time.
+    await expect.poll(() => seen.join(""), { timeout: 10_000 }).toContain("event-two\n");
     expect(seen.join("")).toContain(`${shell_id}:event-one\n`);
-    expect(seen.join("")).toContain("event-two\n");
   });
 
   it("lists sessions and rejects bad input with clear errors", async () => {
@@ -282,8 +282,7 @@ describe("session cap", () => {
     const s = await openSession(root);
     await start(s, "sleep 3321");
     await start(s, "setsid sleep 3322; sleep 3323", { tty: true });
-    await sleep(200);
-    expect(processesWithArgs("sleep", "3321").length).toBe(1);
+    await expect.poll(() => processesWithArgs("sleep", "3321").length, { timeout: 10_000 }).toBe(1);
     await s.close();
     for (const n of ["3321", "3322", "3323"]) expect(processesWithArgs("sleep", n), n).toEqual([]);
   });

@@ -230,6 +230,7 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
 
   it("times out a client that does not answer, and cancels a call on request, with clear errors", async () => {
     let aborted = false;
+    let received = 0;
     const client = connectClient({
       url: server.url,
       token: server.token,
@@ -243,6 +244,7 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
           deferrable: false,
           execute: (_input, { signal }) =>
             new Promise((resolve) => {
+              received += 1;
               signal.addEventListener("abort", () => {
                 aborted = true;
                 resolve({ kind: "stopped" });
@@ -271,7 +273,8 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
       input: {},
       call_id: "c-1",
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // Cancel once the call is running on the client: earlier there is nothing to cancel yet.
+    await until(async () => received === 2, "the client to receive the call to cancel");
     const cancel = await api("POST", `/api/sessions/${sid}/calls/c-1/cancel`);
     expect(cancel.body).toEqual({ cancelled: true });
     const cancelled = await pending;
