@@ -50,6 +50,9 @@ function recorder(s: Session) {
 }
 
 const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+/** Until the call has opened its question (waiting on the state, not on a guess at how long it takes). */
+const asked = (s: Session) =>
+  expect.poll(() => pendingQuestions(s).length, { timeout: 10_000 }).toBeGreaterThan(0);
 
 describe("binding", () => {
   it("is bound only for the root agent of a client that can ask; a headless session never binds it", async () => {
@@ -102,7 +105,7 @@ describe("answers", () => {
   it("takes free text instead of options, never both; a bad answer leaves the question open", async () => {
     const s = await session({ capabilities: ["ask_user"] });
     const call = s.call("ask_user_question", { questions: [DB] });
-    await tick();
+    await asked(s);
     const [pending] = pendingQuestions(s);
     expect(pending).toMatchObject({ status: "waiting", questions: [{ question: "Which database?" }] });
     const id = pending?.question_id as string;
@@ -208,7 +211,7 @@ describe("superseding and cancelling", () => {
     });
     const events = recorder(s);
     const call = s.call("ask_user_question", { questions: [DB] });
-    await tick();
+    await asked(s);
     s.userMessage("never mind, use SQLite and move on");
     expect(await call).toMatchObject({
       kind: "question_superseded",
@@ -233,7 +236,7 @@ describe("superseding and cancelling", () => {
     const s = await session({ capabilities: ["ask_user"] });
     const controller = new AbortController();
     const call = s.call("ask_user_question", { questions: [DB] }, { signal: controller.signal });
-    await tick();
+    await asked(s);
     controller.abort();
     expect(await call).toMatchObject({ kind: "error", code: "ECANCELLED" });
     expect(pendingQuestions(s)).toEqual([]);

@@ -13,10 +13,12 @@ function terminal() {
   output.on("data", (chunk: Buffer) => {
     written += chunk.toString("utf8");
   });
-  return { input, output, written: () => written };
+  // Each prompt opens its own line reader: type only once the prompt is up, or the answer could
+  // go to the reader of the previous prompt. Waits for the count-th time `text` was written.
+  const shown = (text: string, count = 1) =>
+    expect.poll(() => written.split(text).length - 1, { timeout: 10_000 }).toBeGreaterThanOrEqual(count);
+  return { input, output, written: () => written, shown };
 }
-
-const wait = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
 describe("terminalClient", () => {
   it("asks ask_user_question on the terminal: numbered options, own words, a retry, then notes", async () => {
@@ -33,15 +35,12 @@ describe("terminalClient", () => {
           { question: "Name?", options: ["app"] },
         ],
       });
-      await wait();
+      // One prompt session for all three questions and the notes: lines typed ahead queue up.
+      await term.shown("Which database?");
       term.input.write("5\n"); // out of range: asked again
-      await wait();
       term.input.write("2\n");
-      await wait();
       term.input.write("1, 3\n");
-      await wait();
       term.input.write("toolbelt-demo\n");
-      await wait();
       term.input.write("ship today\n");
       const result = await call;
       expect(result).toMatchObject({
@@ -71,11 +70,11 @@ describe("terminalClient", () => {
       summary: "shell: ls",
     };
     const yes = client.approve?.(prompt);
-    await wait();
+    await term.shown("Allow?");
     term.input.write("y\n");
     expect(await yes).toBe(true);
     const no = client.approve?.(prompt);
-    await wait();
+    await term.shown("Allow?", 2);
     term.input.write("\n");
     expect(await no).toBe(false);
     expect(term.written()).toContain("! shell: ls (shell, execute)");
@@ -93,9 +92,9 @@ describe("terminalClient", () => {
       access: "execute",
       summary,
     });
-    await wait();
+    await term.shown("Allow?");
     term.input.write("v\n");
-    await wait();
+    await term.shown("Allow?", 2);
     term.input.write("n\n");
     expect(await answer).toBe(false);
     const shown = term.written();
@@ -119,7 +118,7 @@ describe("terminalClient", () => {
       access: "execute",
       summary: "x: ok\x1b[2K\rhidden",
     });
-    await wait();
+    await term.shown("Allow?");
     term.input.write("n\n");
     await answer;
     expect(term.written()).toContain("! x: ok\\x1B[2K\\rhidden (x, execute)");
@@ -134,7 +133,7 @@ describe("terminalClient", () => {
       { question_id: "q", questions: [{ question: "Go?", options: ["yes"] }] },
       controller.signal,
     );
-    await wait();
+    await term.shown("Go?");
     controller.abort(new Error("superseded"));
     await expect(asked).rejects.toThrow("superseded");
   });
