@@ -134,20 +134,32 @@ describe("loadTrustedConfig and the trust store", () => {
     return root;
   }
 
-  it("reads the user's config.json as trusted and lists an untrusted .mcp.json's servers as ignored", () => {
+  it("reads the user's config.json as trusted and lists what a contribution reports from the project's other files", () => {
     const userDir = temp("tb-trust-user-");
     writeFileSync(path.join(userDir, "config.json"), JSON.stringify({ plugins: ["./mine.mjs"] }));
     const root = project(
       { plugins: ["./evil.mjs"] },
       { mcpServers: { a: { command: "a" }, b: { command: "b", disabled: true } } },
     );
-    const { config, trust } = loadTrustedConfig(root, { userDir, env: {} });
+    // The mcp family reports .mcp.json this way (tested with it in the toolbelt package).
+    const servers = defineConfigSection({
+      owner: "servers",
+      keys: {},
+      untrustedFiles: (dir) => [
+        { key: "servers.a", source: path.relative(dir, path.join(dir, ".mcp.json")), why: "starts it" },
+      ],
+    });
+    const { config, trust } = loadTrustedConfig(root, { userDir, env: {}, contributions: [servers] });
     expect(trust.trusted).toBe(false);
     expect(config.plugins).toEqual([path.join(userDir, "mine.mjs")]);
     expect(trust.ignored.map((i) => `${i.source}:${i.key}`)).toEqual([
       "configs/app.json:plugins",
-      ".mcp.json:mcpServers.a",
+      ".mcp.json:servers.a",
     ]);
+    // Trusted, the project's files are its to use: nothing is reported.
+    expect(
+      loadTrustedConfig(root, { userDir, env: {}, trust: true, contributions: [servers] }).trust.ignored,
+    ).toEqual([]);
   });
 
   it("applies a trusted project in full, whichever way it is trusted", () => {

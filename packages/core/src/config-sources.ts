@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import {
   CONFIG_FILE,
@@ -287,21 +286,6 @@ export function mergeLayers(
   };
 }
 
-/** Server names in the root's `.mcp.json`, to report what an untrusted project's file did not start. */
-function mcpJsonNames(root: string): string[] | "unreadable" | undefined {
-  const file = path.join(root, ".mcp.json");
-  if (!existsSync(file)) return undefined;
-  try {
-    const servers = (JSON.parse(readFileSync(file, "utf8")) as { mcpServers?: unknown })?.mcpServers;
-    if (!isRecord(servers)) return "unreadable";
-    return Object.entries(servers)
-      .filter(([, entry]) => !(isRecord(entry) && entry.disabled === true))
-      .map(([name]) => name);
-  } catch {
-    return "unreadable";
-  }
-}
-
 export interface ConfigSourceOptions extends ProjectTrustOptions {
   /** A config file the user named (`--config`): trusted, wherever it lives. */
   file?: string;
@@ -347,14 +331,10 @@ export function loadTrustedConfig(
   if (options.overrides) layers.push({ value: options.overrides, source: "options", trusted: true });
   const parse = options.unknownSections ? { unknownSections: options.unknownSections } : {};
   const { config, ignored } = mergeLayers(layers, options.contributions, parse);
-  if (!trusted) {
-    const names = mcpJsonNames(root);
-    if (names === "unreadable")
-      ignored.push({ key: ".mcp.json", source: ".mcp.json", why: "names MCP servers to start" });
-    else
-      for (const name of names ?? [])
-        ignored.push({ key: `mcpServers.${name}`, source: ".mcp.json", why: "starts an MCP server" });
-  }
+  // Files of the project besides configs/app.json (.mcp.json) belong to the families that read them.
+  if (!trusted)
+    for (const contribution of options.contributions ?? [])
+      ignored.push(...(contribution.untrustedFiles?.(root) ?? []));
   return { config, trust: { trusted, reason, ignored } };
 }
 

@@ -107,10 +107,22 @@ export type SectionInputs<Keys extends ContributedKeys> = {
   [K in keyof Keys & string as LastSegment<K>]: z.input<Keys[K]["schema"]>;
 };
 
+/** A setting an untrusted project asked for outside its configs/app.json, reported as ignored. */
+export interface UntrustedFileSetting {
+  key: string;
+  source: string;
+  why: string;
+}
+
 export interface ConfigContribution<Keys extends ContributedKeys = ContributedKeys> {
   /** The family or plugin that owns these keys (named in clash errors and docs). */
   owner: string;
   keys: Keys;
+  /**
+   * What an untrusted project's own files besides configs/app.json (the mcp family's `.mcp.json`)
+   * ask for: never applied, listed in `trust.ignored` so the user hears about it.
+   */
+  untrustedFiles?: (root: string) => UntrustedFileSetting[];
   /** A one-line description of the section for generated docs. */
   docs?: string;
   /** The contributed keys' values in a parsed config, named by their last segment. */
@@ -134,6 +146,7 @@ export function defineConfigSection<Keys extends ContributedKeys>(section: {
   owner: string;
   keys: Keys;
   docs?: string;
+  untrustedFiles?: (root: string) => UntrustedFileSetting[];
 }): ConfigContribution<Keys> {
   for (const key of Object.keys(section.keys))
     if (!KEY_PATTERN.test(key))

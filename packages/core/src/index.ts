@@ -91,6 +91,7 @@ export {
   type TrustContext,
   type TrustRule,
   trustRules,
+  type UntrustedFileSetting,
 } from "./contributions.js";
 export {
   ERROR_CODES,

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import {
   type ConfigContribution,
   type ContributedKeys,
@@ -5,6 +7,7 @@ import {
   type SectionInputs,
   type SectionValues,
   trustRules,
+  type UntrustedFileSetting,
 } from "@toolbelt/core";
 import { z } from "zod";
 
@@ -27,6 +30,26 @@ const mcpServerSchema = z.union([
 ]);
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The servers an untrusted project's `.mcp.json` names (none start): reported as ignored. */
+function mcpJsonIgnored(root: string): UntrustedFileSetting[] {
+  const file = path.join(root, ".mcp.json");
+  if (!existsSync(file)) return [];
+  const unreadable = [{ key: ".mcp.json", source: ".mcp.json", why: "names MCP servers to start" }];
+  try {
+    const servers = (JSON.parse(readFileSync(file, "utf8")) as { mcpServers?: unknown })?.mcpServers;
+    if (!isRecord(servers)) return unreadable;
+    return Object.entries(servers)
+      .filter(([, entry]) => !(isRecord(entry) && entry.disabled === true))
+      .map(([name]) => ({ key: `mcpServers.${name}`, source: ".mcp.json", why: "starts an MCP server" }));
+  } catch {
+    return unreadable;
+  }
+}
+
 const keys = {
   mcpServers: {
     schema: z.record(z.string(), mcpServerSchema).default({}).describe("MCP servers to start, by name"),
@@ -37,6 +60,7 @@ const keys = {
 export const mcpConfig: ConfigContribution<typeof keys> = defineConfigSection({
   owner: "mcp",
   keys,
+  untrustedFiles: mcpJsonIgnored,
   docs: "MCP servers whose tools the session offers (mcp__SERVER__TOOL).",
 });
 

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { eventTypes, parseConfig, untrustedPart } from "@toolbelt/core";
+import { eventTypes, loadTrustedConfig, parseConfig, untrustedPart } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUILTIN_TOOL_KEYS, configContributions, eventContributions } from "./contributions.js";
 import { createToolbelt } from "./create.js";
@@ -170,6 +170,21 @@ describe("the built-in contributions", () => {
     await expect(createToolbelt({ root: typo, families: ["files"], userConfig: false })).rejects.toThrow(
       /unknown key lps/,
     );
+  });
+
+  it("the mcp family reports an untrusted project's .mcp.json servers as ignored (disabled ones not)", () => {
+    const root = tempRoot({});
+    writeFileSync(
+      path.join(root, ".mcp.json"),
+      JSON.stringify({ mcpServers: { a: { command: "a" }, b: { command: "b", disabled: true } } }),
+    );
+    const userDir = tempRoot();
+    const { trust } = loadTrustedConfig(root, { userDir, env: {}, contributions: C });
+    expect(trust.ignored.map((i) => `${i.source}:${i.key}`)).toEqual([".mcp.json:mcpServers.a"]);
+    writeFileSync(path.join(root, ".mcp.json"), "{ nope");
+    expect(
+      loadTrustedConfig(root, { userDir, env: {}, contributions: C }).trust.ignored.map((i) => i.key),
+    ).toEqual([".mcp.json"]);
   });
 
   it("list every event the families emit", () => {
