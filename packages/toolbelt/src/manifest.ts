@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { BoundToolSchema, EditBackend, TrustInfo } from "@toolbelt/core";
 import { resolveSessionConfig } from "./create.js";
 import { FAMILY_NAMES, type FamilyName } from "./families.js";
@@ -29,6 +29,8 @@ export interface ToolManifest {
   /** Keyed by profile name. */
   sessions: Record<string, ManifestSession>;
 }
+
+const require = createRequire(import.meta.url);
 
 let cached: ToolManifest | null | undefined;
 
@@ -74,7 +76,9 @@ export function packageFingerprint(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of MANIFEST_PACKAGES) {
     try {
-      const pkgFile = fileURLToPath(import.meta.resolve(`${name}/package.json`));
+      // require.resolve, not import.meta.resolve: locating a package.json is not loading the package,
+      // and module loader hooks (the tests that prove what a run loads) should not see it as such.
+      const pkgFile = require.resolve(`${name}/package.json`);
       const { version } = JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: string };
       const dist = path.join(path.dirname(pkgFile), "dist");
       let size = 0;
