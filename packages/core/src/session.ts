@@ -536,7 +536,10 @@ export class Session {
       // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
       const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
       const askProtected = guarded.length > 0 && !this.allow.has(PROTECTED_ALLOW);
-      if ((decision.mode === "ask" && !hooked.allowed) || askProtected) {
+      // A hook's allow answers an ask like --allow does: never a firm one (a command line the parser
+      // cannot see through while deny rules apply).
+      const hookAnswers = hooked.allowed && !(decision.mode === "ask" && decision.verdict?.firm);
+      if ((decision.mode === "ask" && !hookAnswers) || askProtected) {
         const summary = summarise(binding.name, input) + ruleNote(decision);
         const ok = await this.#askApproval(
           gate.who,

@@ -140,6 +140,27 @@ describe("before hooks (SDK functions)", () => {
     expect(await denied.call("run", { command: "ls" })).toMatchObject({ kind: "error", code: "EDENIED" });
   });
 
+  it("allow does not answer a firm ask (an opaque command line while deny rules apply)", async () => {
+    const root = tempRoot();
+    const opaque = defineTool({
+      name: "opaque",
+      family: "exec",
+      access: "execute",
+      description: "Reports its command line as one part nobody can see through.",
+      input: z.strictObject({ command: z.string() }),
+      ruleSubjects: async (i) => ({ commands: [{ words: [i.command], text: i.command, opaque: "eval" }] }),
+      execute: async (input) => ({ kind: "ran", command: input.command }),
+    });
+    const s = await createSession({
+      root,
+      plugins: [definePlugin({ name: "opaque", tools: [opaque] })],
+      config: { tools: { exec: { rules: { deny: ["shell(curl:*)"] } } } },
+      hooks: { beforeToolCall: [() => ({ decision: "allow" })] },
+    });
+    const out = await s.call("opaque", { command: 'eval "$x"' });
+    expect(out).toMatchObject({ kind: "error", code: "EDENIED" });
+  });
+
   it("allow does not open protected paths", async () => {
     const root = tempRoot();
     const s = await session(root, { hooks: { beforeToolCall: [() => ({ decision: "allow" })] } });
