@@ -129,7 +129,12 @@ function trustNotice(trust: TrustInfo): Plugin {
  */
 export async function createToolbelt(options: ToolbeltOptions): Promise<Session> {
   const { config, trust, plugins } = await resolveSessionConfig(options.root, options);
-  const families = await loadFamilies(options.families ?? FAMILY_NAMES);
+  // BUILTIN_CONTRIBUTIONS below already holds every built-in family's keys and events; a family's own
+  // `contributes` would name them twice whenever Node hands out a second instance of the family
+  // module (seen with piped stdin: the family resolved through node_modules/, not its real path).
+  const families = (await loadFamilies(options.families ?? FAMILY_NAMES)).map(
+    ({ contributes: _builtin, ...family }) => family,
+  );
   const extra: Plugin[] = [];
   for (const plugin of plugins) {
     // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas
