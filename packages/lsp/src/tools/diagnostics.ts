@@ -19,10 +19,7 @@ import {
 } from "../format.js";
 import { type Backend, type LspFamilyOptions, managerOf } from "../manager.js";
 import { walkProject } from "../walk.js";
-import { capOf, limitField } from "./limit.js";
-
-/** Files a workspace-wide diagnostics call opens at most. */
-export const WORKSPACE_FILE_CAP = 500;
+import { capOf, limitField, WORKSPACE_FILE_CAP } from "./limit.js";
 
 type FileDiagnostics = {
   path: string;

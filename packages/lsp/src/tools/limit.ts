@@ -12,3 +12,6 @@ export const limitField = z
 export function capOf(ctx: ToolContext, limit: number | undefined): number {
   return limit ?? ctx.limits.fileSearchMaxMatches;
 }
+
+/** Files a workspace-wide call (diagnostics, workspace symbols) opens at most. */
+export const WORKSPACE_FILE_CAP = 500;

@@ -5,8 +5,7 @@ import { z } from "zod";
 import { byPlace, LineReader, type Place, toPlace } from "../format.js";
 import { type Backend, type LspFamilyOptions, managerOf } from "../manager.js";
 import { walkProject } from "../walk.js";
-import { WORKSPACE_FILE_CAP } from "./diagnostics.js";
-import { capOf, limitField } from "./limit.js";
+import { capOf, limitField, WORKSPACE_FILE_CAP } from "./limit.js";
 import { renderPlaces } from "./places.js";
 import { kindName } from "./symbol-kinds.js";
 
