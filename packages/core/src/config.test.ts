@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig, parseConfig, sandboxMode, toolSearchMode } from "./config.js";
+import { loadConfig, parseConfig, toolSearchMode } from "./config.js";
 import { ToolbeltError } from "./errors.js";
 
 const dirs: string[] = [];
@@ -43,7 +43,6 @@ describe("config", () => {
       fileSearchMaxBytes: 1024 * 1024,
       fileWriteMaxBytes: 2 * 1024 * 1024,
     });
-    expect(sandboxMode(config)).toBe("best-effort");
     expect(toolSearchMode(config)).toBe("auto");
     expect(toolSearchMode(parseConfig({ agent: { tool_search: false } }))).toBe("off");
   });

@@ -294,16 +294,6 @@ export function mergeDeep(base: unknown, over: unknown): unknown {
   return out;
 }
 
-export type SandboxMode = "required" | "best-effort" | "off";
-
-/** `agent.shell_sandbox` as a mode. The key is the shell family's; kept here for callers of core. */
-export function sandboxMode(config: ToolbeltConfig): SandboxMode {
-  const v = (config.agent as { shell_sandbox?: boolean | SandboxMode }).shell_sandbox;
-  if (v === undefined || v === true) return "best-effort";
-  if (v === false) return "off";
-  return v;
-}
-
 export type ToolSearchMode = "off" | "on" | "auto";
 
 export function toolSearchMode(config: ToolbeltConfig): ToolSearchMode {

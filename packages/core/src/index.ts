@@ -59,8 +59,6 @@ export {
   parseConfig,
   permissionEntrySchema,
   readConfigFile,
-  type SandboxMode,
-  sandboxMode,
   type ToolbeltConfig,
   type ToolbeltConfigInput,
   type ToolSearchMode,

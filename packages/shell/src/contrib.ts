@@ -5,13 +5,22 @@ import {
   defineBuiltinEvents,
   defineConfigSection,
   type EventFieldsOf,
-  type SandboxMode,
   type SectionInputs,
   type SectionValues,
-  sandboxMode,
+  type ToolbeltConfig,
   trustRules,
 } from "@toolbelt/core";
 import { z } from "zod";
+
+export type SandboxMode = "required" | "best-effort" | "off";
+
+/** `agent.shell_sandbox` as a mode (`true` is best-effort, `false` off, unset best-effort). */
+export function sandboxMode(config: Pick<ToolbeltConfig, "agent">): SandboxMode {
+  const v = (config.agent as { shell_sandbox?: boolean | SandboxMode }).shell_sandbox;
+  if (v === undefined || v === true) return "best-effort";
+  if (v === false) return "off";
+  return v;
+}
 
 // What the shell family adds to config and events. Light on purpose (zod and core types only): the
 // CLI loads it to validate a config without importing the shell implementation.

@@ -1,5 +1,6 @@
-import { type DoctorCheck, type DoctorContext, sandboxMode } from "@toolbelt/core";
+import type { DoctorCheck, DoctorContext } from "@toolbelt/core";
 import { cgroupSupport } from "./cgroup.js";
+import { sandboxMode } from "./contrib.js";
 import { shell } from "./launch.js";
 import { loadPty } from "./pty.js";
 import {

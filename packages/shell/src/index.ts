@@ -22,6 +22,8 @@ export { sandboxWrapper } from "./command-wrapper.js";
 export {
   contributions,
   DEFAULT_MAX_PROCESSES as SHELL_DEFAULT_MAX_PROCESSES,
+  type SandboxMode,
+  sandboxMode,
   shellConfig,
   shellEvents,
 } from "./contrib.js";

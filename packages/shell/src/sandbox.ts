@@ -3,14 +3,9 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  PROTECTED_PATHS,
-  type SandboxMode,
-  sandboxMode,
-  type ToolbeltConfig,
-  ToolbeltError,
-} from "@toolbelt/core";
+import { PROTECTED_PATHS, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { createCommandCgroup, removeCgroup } from "./cgroup.js";
+import { type SandboxMode, sandboxMode } from "./contrib.js";
 
 /** What a result says about the sandbox it ran under. */
 export type SandboxStatus = "landlock" | "unavailable" | "off";
