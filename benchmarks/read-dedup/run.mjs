@@ -165,7 +165,8 @@ async function replay(dedup) {
     bytes += Buffer.byteLength(text, "utf8");
     if (!dedup) {
       // The floor no de-duplication can beat: each numbered line once per version of its file.
-      const seenLines = (firstSeen[step.rel] ??= new Set());
+      firstSeen[step.rel] ??= new Set();
+      const seenLines = firstSeen[step.rel];
       for (const l of payload.content.split("\n")) {
         const n = /^\s*(\d+)\t/.exec(l)?.[1];
         if (n && !seenLines.has(n)) {

@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO, ratio, stats, table } from "../lib.mjs";
+import { REPO, stats, table } from "../lib.mjs";
 
 const args = process.argv.slice(2);
 const RUNS = Number(args.includes("--runs") ? args[args.indexOf("--runs") + 1] : 7);

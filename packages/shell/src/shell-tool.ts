@@ -1,11 +1,11 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
-import { shellRuleSubjects } from "./command-rules.js";
 import { z } from "zod";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { removeCgroup } from "./cgroup.js";
+import { shellRuleSubjects } from "./command-rules.js";
 import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
