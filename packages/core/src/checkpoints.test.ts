@@ -138,6 +138,20 @@ describe("checkpoints", () => {
     await s.close();
   });
 
+  it("never restores from a damaged blob: the file is reported, nothing is written", async () => {
+    const root = temp("tb-cp-");
+    writeFileSync(path.join(root, "a.txt"), "original\n");
+    const s = await session(root);
+    await s.call("put", { files: { "a.txt": "changed\n" } }, { callId: "c" });
+    const hash = sha256(Buffer.from("original\n"));
+    writeFileSync(path.join(checkpointDir(root), "blobs", hash.slice(0, 2), hash), "tampered\n");
+    const error = await s.checkpoints.restore("c").catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "ECONFLICT" });
+    expect(String((error as Error).message)).toMatch(/damaged/);
+    expect(read(root, "a.txt")).toBe("changed\n");
+    await s.close();
+  });
+
   it("goes through the write path: restoring a protected file needs --allow protected", async () => {
     const root = temp("tb-cp-");
     const s = await session(root, { allow: ["protected"] });

@@ -370,11 +370,15 @@ export class CheckpointStore implements CheckpointRecorder {
 
   async blob(hash: string): Promise<Uint8Array | undefined> {
     if (!HEX64.test(hash)) return undefined;
+    let bytes: Uint8Array;
     try {
-      return new Uint8Array(await fs.readFile(path.join(this.dir, "blobs", hash.slice(0, 2), hash)));
+      bytes = new Uint8Array(await fs.readFile(path.join(this.dir, "blobs", hash.slice(0, 2), hash)));
     } catch {
       return undefined;
     }
+    // A blob that no longer hashes to its name (a torn disk write, a hand edit) is as good as missing:
+    // a restore must never write bytes other than the ones recorded.
+    return sha256(bytes) === hash ? bytes : undefined;
   }
 
   /**
@@ -531,7 +535,7 @@ export async function planRestore(
         path: rel,
         expected: want,
         found,
-        why: "its earlier content was pruned from the store",
+        why: "its earlier content was pruned from the store or is damaged",
       });
       continue;
     }
