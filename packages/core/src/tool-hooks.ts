@@ -14,6 +14,7 @@ import { z } from "zod";
 import { scrubCommandEnv } from "./command-env.js";
 import type { ToolbeltConfig } from "./config.js";
 import { type ErrorPayload, errorPayload, ToolbeltError } from "./errors.js";
+import { findExecutable } from "./executables.js";
 import { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 import { isProtectedPath } from "./protected-paths.js";
 import type { Session } from "./session.js";
@@ -219,13 +220,18 @@ async function runCommandHook(
   signal: AbortSignal,
 ): Promise<unknown> {
   const { spawn } = await import("node:child_process");
-  const file =
-    entry.command.includes("/") && !path.isAbsolute(entry.command)
-      ? path.resolve(session.root, entry.command)
-      : entry.command;
   const problem = hookCommandProblem(entry.command, entry.args, session.root);
   if (problem) throw new Error(`not run: ${problem}`);
   const env = scrubCommandEnv(process.env, session.config.agent.shell_env ?? {});
+  // A bare name is looked up on PATH here, never by spawn: spawn would honour relative PATH entries
+  // (".", "node_modules/.bin") against the cwd, the root, and run a file of the checkout unsandboxed.
+  const file = entry.command.includes("/")
+    ? path.resolve(session.root, entry.command)
+    : findExecutable(entry.command, { outside: session.root, env });
+  if (file === undefined)
+    throw new Error(
+      `not run: ${entry.command} is not on PATH outside the root (relative PATH entries and programs inside the root are not used)`,
+    );
   return new Promise((resolve, reject) => {
     let settled = false;
     const child = spawn(file, entry.args, {
@@ -434,7 +440,7 @@ export function withHookNotes(text: string, payload: Payload): string {
  * Why a hook may not run: a program inside the root outside the protected paths (on the path given or
  * its real path) is one any tool or sandboxed command could rewrite, and the hook runs it outside the
  * sandbox. The same holds for an argument naming an existing file there (`node scripts/guard.mjs`).
- * Bare command names (PATH lookups) are not judged.
+ * Bare command names are looked up on absolute PATH entries outside the root only (runCommandHook).
  */
 export function hookCommandProblem(
   command: string,

@@ -78,6 +78,34 @@ describe("hooks under attack", () => {
     expect(existsSync(escaped)).toBe(false);
   });
 
+  it("a bare hook command never resolves through a relative PATH entry to a file of the checkout", async () => {
+    const root = project();
+    const escaped = path.join(hooksDir, `path-${Math.random().toString(36).slice(2)}`);
+    // The checkout ships an executable named like the user's guard; PATH has "." in front (as some CI
+    // images and npm scripts do), so a plain spawn with the root as cwd would run this file.
+    writeFileSync(path.join(root, "tb-guard"), `#!/bin/sh\necho ran > ${JSON.stringify(escaped)}\n`, {
+      mode: 0o755,
+    });
+    const config = configWith({ before: [{ tools: ["read_file"], command: "tb-guard" }] });
+    const read = await run(
+      [
+        "run",
+        "read_file",
+        "--root",
+        root,
+        "--config",
+        config,
+        "--input",
+        JSON.stringify({ path: "keep.txt" }),
+      ],
+      { PATH: `.:${process.env.PATH ?? "/usr/bin:/bin"}` },
+    );
+    expect(read.code).toBe(1);
+    expect(payload(read)).toMatchObject({ code: "EDENIED" });
+    expect(String(payload(read).message)).toContain("tb-guard is not on PATH outside the root");
+    expect(existsSync(escaped)).toBe(false);
+  });
+
   it("a hook gets the scrubbed environment: no toolbelt token, no cloud keys", async () => {
     const root = project();
     const dump = path.join(hooksDir, `env-${Math.random().toString(36).slice(2)}.json`);
