@@ -222,6 +222,13 @@ export class EventStream implements AsyncIterable<ToolbeltEvent> {
     return event;
   }
 
+  /** Whether anyone would see an event of `type` now (a listener for it or for "*", or an iterator). */
+  wants(type: EventType): boolean {
+    if (this.#waiters.size > 0) return true;
+    for (const listener of this.#listeners) if (listener.type === "*" || listener.type === type) return true;
+    return false;
+  }
+
   on<T extends EventType | "*">(
     type: T,
     fn: (event: T extends EventType ? EventOf<T> : ToolbeltEvent) => void,

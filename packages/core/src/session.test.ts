@@ -423,3 +423,34 @@ describe("cancellation and Node argument errors", () => {
     expect((await s.call("nul", { arg: "a\u0000b" })).code).toBe("EINVAL_INPUT");
   });
 });
+
+describe("rendering the model-facing text", () => {
+  it("happens only when someone reads it: callWithText, or a tool_result listener", async () => {
+    let renders = 0;
+    const big = defineTool({
+      name: "big",
+      family: "plug",
+      access: "read",
+      description: "Returns a payload with a costly text form.",
+      input: z.strictObject({}),
+      execute: async () => ({ kind: "big", n: 1 }),
+      render: () => {
+        renders++;
+        return "text";
+      },
+    });
+    const root = mkdtempSync(path.join(os.tmpdir(), "tb-render-"));
+    const s = await createSession({ root, plugins: [definePlugin({ name: "plug", tools: [big] })] });
+    expect(await s.call("big", {})).toEqual({ kind: "big", n: 1 });
+    expect(renders).toBe(0);
+    expect((await s.callWithText("big", {})).text).toBe("text");
+    expect(renders).toBe(1);
+    const texts: Array<string | undefined> = [];
+    s.events.on("tool_result", (e) => texts.push(e.text));
+    await s.call("big", {});
+    expect(renders).toBe(2);
+    expect(texts).toEqual(["text"]);
+    await s.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+});

@@ -442,11 +442,24 @@ export class Session {
 
   /** Calls a tool by the name the model sees; never throws for anything the caller sends. */
   async call(name: string, input: unknown, options: CallOptions = {}): Promise<Payload> {
-    return (await this.callWithText(name, input, options)).payload;
+    return (await this.#call(name, input, options, false)).payload;
   }
 
   /** Like call(), also returning the model-facing text. */
   async callWithText(name: string, input: unknown, options: CallOptions = {}): Promise<CallOutcome> {
+    return (await this.#call(name, input, options, true)) as CallOutcome;
+  }
+
+  /**
+   * One call. The model-facing text is rendered only when someone reads it (the caller, or a
+   * tool_result listener): rendering a large result (thousands of matches) costs as much as finding it.
+   */
+  async #call(
+    name: string,
+    input: unknown,
+    options: CallOptions,
+    wantText: boolean,
+  ): Promise<{ payload: Payload; text?: string }> {
     const callId = options.callId ?? randomUUID();
     const started = performance.now();
     const binding = this.bindings().find((b) => b.name === name);
@@ -467,6 +480,20 @@ export class Session {
     } else {
       payload = await this.#run(binding, input, callId, options.signal);
     }
+    let text: string | undefined;
+    if (wantText || this.events.wants("tool_result")) text = this.#render(payload, binding);
+    this.events.emit({
+      type: "tool_result",
+      call_id: callId,
+      tool: name,
+      result: payload,
+      ...(text === undefined ? {} : { text }),
+      duration_ms: Math.round(performance.now() - started),
+    });
+    return text === undefined ? { payload } : { payload, text };
+  }
+
+  #render(payload: Payload, binding: Binding | undefined): string {
     let text: string;
     try {
       text = withHookNotes(
@@ -476,15 +503,7 @@ export class Session {
     } catch (error) {
       text = renderPayload(errorPayload("EINTERNAL", `render failed: ${(error as Error).message}`));
     }
-    this.events.emit({
-      type: "tool_result",
-      call_id: callId,
-      tool: name,
-      result: payload,
-      text,
-      duration_ms: Math.round(performance.now() - started),
-    });
-    return { payload, text };
+    return text;
   }
 
   #unknownTool(name: string): ErrorPayload {

@@ -313,9 +313,16 @@ async function runCommand(args: RunArgs): Promise<number> {
   // A person at a terminal sees a command's output as it comes (stderr: stdout stays one payload).
   if (process.stderr.isTTY) session.on("shell_output", (e) => process.stderr.write(e.data));
   try {
-    const { payload, text } = await session.callWithText(args.tool, input);
-    if (args.format === "text") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-    else writeLine(payload);
+    let payload: Payload;
+    if (args.format === "text") {
+      const outcome = await session.callWithText(args.tool, input);
+      payload = outcome.payload;
+      process.stdout.write(outcome.text.endsWith("\n") ? outcome.text : `${outcome.text}\n`);
+    } else {
+      // JSON output: the model-facing text is never rendered (it costs as much as a big search).
+      payload = await session.call(args.tool, input);
+      writeLine(payload);
+    }
     if (payload.kind === "error") {
       if (
         payload.code === "EINVAL_INPUT" &&
