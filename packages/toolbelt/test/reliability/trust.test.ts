@@ -106,7 +106,8 @@ describe("an untrusted checkout's plugins", () => {
     expect((await run(["trust", "--list"])).stdout.trim()).toBe("");
     await run(read);
     expect(existsSync(marker)).toBe(false);
-  });
+    // Ten CLI runs in a row: on a loaded 2-core CI machine that is more than the default 30 s.
+  }, 120_000);
 
   it("--config pointing into the checkout is trusted: the user named that file", async () => {
     const { root, marker } = evilCheckout();
