@@ -152,6 +152,10 @@ async function sessionFor(engine, limits = {}) {
       process.env.TOOLBELT_SEARCH_ENGINE = engine;
       return s.call(tool, input);
     },
+    callWithText(tool, input) {
+      process.env.TOOLBELT_SEARCH_ENGINE = engine;
+      return s.callWithText(tool, input);
+    },
     close: () => s.close(),
   };
 }
@@ -167,6 +171,19 @@ if (part("search")) {
     `raw rg --json ${ms(p.a)}`,
     ms(p.b),
     `${p.ratio.toFixed(2)}x`,
+  ]);
+  // The same search when the caller also wants the model-facing text (MCP, HTTP, `run --format text`):
+  // rendering 640,000 match rows is a cost of its own, paid only when someone reads them.
+  const t = await pair(
+    () => runRg("common", corpus),
+    () => all.callWithText("search_files", { query: "common" }).then((o) => o.payload),
+    5,
+  );
+  rows.push([
+    "search_files (ripgrep), every match collected, text rendered too",
+    `raw rg --json ${ms(t.a)}`,
+    ms(t.b),
+    `${t.ratio.toFixed(2)}x`,
   ]);
   await all.close();
   const capped = await sessionFor("ripgrep");
