@@ -25,6 +25,8 @@ export interface BackgroundShellInit {
   /** The project root, whose protected paths are compared before and after. */
   root?: string;
   sandbox: SandboxStatus;
+  /** How network off is enforced for this command, when agent.shell_network is off. */
+  network?: "netns" | "landlock" | undefined;
   tty: boolean;
   logChars?: number;
   /** Receives coalesced output for `shell_output` events. */
@@ -39,6 +41,7 @@ export class BackgroundShell {
   readonly mark: string;
   readonly cgroup: string | undefined;
   readonly sandbox: SandboxStatus;
+  readonly network: "netns" | "landlock" | undefined;
   /** Protected paths changed between start and exit. */
   protectedChanged: string[] = [];
   readonly #root: string | undefined;
@@ -70,6 +73,7 @@ export class BackgroundShell {
     this.#root = init.root;
     this.#before = init.root ? snapshotProtected(init.root) : undefined;
     this.sandbox = init.sandbox;
+    this.network = init.network;
     this.tty = init.tty;
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
     this.#stripper = init.tty ? undefined : new AnsiStripper();

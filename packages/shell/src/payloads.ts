@@ -85,6 +85,8 @@ export type ShellSessionView = {
   sandbox: SandboxStatus;
   /** Protected paths changed since the background command started (checked once it has exited). */
   protected_changed?: string[];
+  /** Set when this output shows a connection that network off refused (agent.shell_network: off). */
+  sandbox_note?: string;
 };
 
 export type ShellSessionSummary = {

@@ -96,6 +96,7 @@ export function renderShellSessionView(p: ShellSessionView): string {
         ? `${p.protected_changed.join(", ")} (files that decide policy or run code were created or changed)`
         : undefined,
     ],
+    ["Sandbox-Note", p.sandbox_note],
     ["Command", oneLine(p.command)],
   ];
   const empty = p.filter === undefined ? "(no new output)" : "(no matching lines)";

@@ -4,6 +4,7 @@ import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
 import type { ShellSessionList, ShellSessionView } from "./payloads.js";
 import { renderShellSessionList, renderShellSessionView } from "./result-text.js";
+import { noteNetwork } from "./sandbox-denials.js";
 import { ShellState } from "./shell-state.js";
 
 export const MAX_WAIT_MS = 30_000;
@@ -169,6 +170,8 @@ function view(
   } else {
     result.output = collapseCarriageReturns(log.slice(begin, end));
   }
+  // The same note a foreground command gets: a refused connection is network off, not a bug.
+  noteNetwork(result, shell.network, result.output);
   return result;
 }
 

@@ -296,6 +296,7 @@ async function startBackground(
     cgroup: prep.plan.cgroup,
     root: ctx.root,
     sandbox: prep.plan.status,
+    network: prep.plan.network,
     tty: !!prep.pty,
     emit: (data) => {
       if (!session.closed) session.emit({ type: "shell_output", shell_id: id, data });

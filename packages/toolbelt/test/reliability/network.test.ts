@@ -123,6 +123,46 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
   });
 
   it.skipIf(!netns())(
+    "off, for a background command too: shell_session's read carries the same note",
+    async () => {
+      const root = track(tempRoot("tb-net-"));
+      const lines = [
+        {
+          id: "bg",
+          tool: "shell",
+          input: { command: connectScript(["127.0.0.1"]), run_in_background: true },
+        },
+        {
+          id: "read",
+          tool: "shell_session",
+          input: { operation: "read", shell_id: "sh-1", filter: "ECONNREFUSED|connected", wait_ms: 20_000 },
+        },
+      ];
+      const out = await cli(
+        [
+          "exec",
+          "--root",
+          root,
+          "--allow",
+          "shell",
+          "--config",
+          userConfig({ agent: { shell_network: "off" } }),
+        ],
+        { env: env(), input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`, timeoutMs: 60_000 },
+      );
+      const replies = out.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id?: string; result?: Record<string, unknown> });
+      const read = replies.find((r) => r.id === "read")?.result ?? {};
+      expect(read.output, out.stdout).toContain("127.0.0.1 connect ECONNREFUSED");
+      expect(read.sandbox_note).toMatch(
+        /^network is off for sandboxed commands \(agent\.shell_network: off\)/,
+      );
+    },
+  );
+
+  it.skipIf(!netns())(
     "off (network namespace): no host, no host loopback, no DNS; the result says why",
     async () => {
       const root = track(tempRoot("tb-net-"));
