@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tb-track-"));
+if (process.platform === "win32")
+  console.log("process-group tracking: the kill-on-exit case is skipped on Windows (no process groups)");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function alive(pid: number): boolean {
