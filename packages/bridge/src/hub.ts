@@ -10,8 +10,8 @@ import {
   type Session,
   ToolbeltError,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import type { AttachRequest, ClientToolSpec } from "./wire.js";
 
 const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;

@@ -1,5 +1,8 @@
 // The public API of @toolbelt/core. Internal helpers (the lenient symlink walk, the listener sets)
 // are deliberately not exported.
+
+// zod, bundled into this file (see tsup.config.ts): the built-in families take `z` from here.
+export { z } from "zod";
 export {
   type AtomicWriteOptions,
   type AtomicWriteResult,

@@ -7,8 +7,8 @@ import {
   type SectionInputs,
   type SectionValues,
   trustRules,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 // The edit family's config key and its choice of backend, light (zod and core types only).
 

@@ -4,8 +4,8 @@ import {
   errorPayload,
   isErrorPayload,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import type { EditResult } from "./apply.js";
 import { fromRaw, keepFinalNewline, spliceDocument, type TextDocument, toLf } from "./document.js";
 import { failurePayload, isFailure, strategyName } from "./match-report.js";

@@ -6,8 +6,8 @@ import {
   type ResolvedPath,
   ToolbeltError,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import {
   commitAll,
   type EditResult,

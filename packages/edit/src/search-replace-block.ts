@@ -5,8 +5,8 @@ import {
   type ErrorPayload,
   errorPayload,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import {
   commitAll,
   type EditResult,

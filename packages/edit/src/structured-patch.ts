@@ -5,8 +5,8 @@ import {
   errorPayload,
   isErrorPayload,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import type { EditResult } from "./apply.js";
 import {
   fromRaw,

@@ -4,8 +4,8 @@ import {
   defineConfigSection,
   type SectionValues,
   trustRules,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 // The files family's config key, light (zod and core types only) for config validation.
 

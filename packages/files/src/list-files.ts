@@ -10,9 +10,9 @@ import {
   ToolbeltError,
   type ToolContext,
   type TreeEntry,
+  z,
 } from "@toolbelt/core";
 import picomatch from "picomatch";
-import { z } from "zod";
 import { decodeText, imageMimeType } from "./text-decode.js";
 import { comparePaths } from "./tree-order.js";
 import { walkFiles } from "./walk.js";

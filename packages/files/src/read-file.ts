@@ -5,8 +5,8 @@ import {
   renderText,
   ToolbeltError,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import { decodeText, imageMimeType, type TextEncoding } from "./text-decode.js";
 
 /** Files larger than this are not read whole for a window (hashing needs every byte). */

@@ -9,8 +9,8 @@ import {
   renderTree,
   ToolbeltError,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import { chooseEngine } from "./search/engine.js";
 import { searchWithJs } from "./search/js-search.js";
 import { compileQuery } from "./search/regex.js";

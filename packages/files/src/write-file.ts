@@ -1,5 +1,4 @@
-import { defineTool, renderText, ToolbeltError } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, renderText, ToolbeltError, z } from "@toolbelt/core";
 
 export type FileWrittenPayload = {
   kind: "file_written";

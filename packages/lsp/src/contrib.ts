@@ -5,8 +5,8 @@ import {
   type SectionInputs,
   type SectionValues,
   trustRules,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 // The lsp family's config keys, light (zod and core types only) so the CLI validates configs
 // without importing the language-server client.

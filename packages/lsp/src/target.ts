@@ -1,7 +1,6 @@
 import { promises as fs } from "node:fs";
-import { ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import type { DocumentSymbol, SymbolInformation } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { type Backend, type LspFamilyOptions, managerOf } from "./manager.js";
 import { toUri } from "./uri.js";
 

@@ -8,8 +8,8 @@ import {
   type SectionValues,
   trustRules,
   type UntrustedFileSetting,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 // The mcp family's config key, light (zod and core types only): the CLI validates `mcpServers`
 // without importing the MCP SDK.

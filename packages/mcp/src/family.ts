@@ -8,8 +8,8 @@ import {
   type Plugin,
   renderText,
   type Session,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import { McpConnection, mcpDepth, type ServerState } from "./connection.js";
 import { contributions } from "./contrib.js";
 import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ToolbeltConfig } from "@toolbelt/core";
-import { z } from "zod";
+import { z } from "@toolbelt/core";
 import type { McpServerConfig } from "./contrib.js";
 
 /** The file, at the project root, in the common `{ "mcpServers": { ... } }` format. */

@@ -11,8 +11,8 @@ import {
   type Limits,
   renderText,
   type ToolAnnotations,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import type { McpConnection } from "./connection.js";
 
 export type McpContent =

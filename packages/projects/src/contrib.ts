@@ -5,8 +5,8 @@ import {
   defineConfigSection,
   type SectionInputs,
   type SectionValues,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 // The projects family's config key, light (zod and core types only) for config validation.
 

@@ -9,8 +9,8 @@ import {
   type SectionValues,
   type ToolbeltConfig,
   trustRules,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 export type SandboxMode = "required" | "best-effort" | "off";
 

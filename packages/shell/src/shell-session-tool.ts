@@ -1,5 +1,4 @@
-import { defineTool, ToolbeltError, testLinesSafely } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, ToolbeltError, testLinesSafely, z } from "@toolbelt/core";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
 import type { ShellSessionList, ShellSessionView } from "./payloads.js";

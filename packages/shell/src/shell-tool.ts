@@ -1,7 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { defineTool, ToolbeltError, type ToolContext } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { removeCgroup } from "./cgroup.js";

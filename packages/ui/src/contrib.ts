@@ -1,5 +1,4 @@
-import { defineBuiltinEvents, type EventFieldsOf } from "@toolbelt/core";
-import { z } from "zod";
+import { defineBuiltinEvents, type EventFieldsOf, z } from "@toolbelt/core";
 
 // The ui family's events and its question contract with clients, light (zod and core types only).
 

@@ -1,5 +1,4 @@
-import { defineTool, errorPayload, renderText, type Session } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, errorPayload, renderText, type Session, z } from "@toolbelt/core";
 import {
   COMPONENTS,
   type ContainerNode,

@@ -8,8 +8,8 @@ import {
   renderText,
   type Session,
   stateDir,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import type { QuestionRequest, QuestionResponse } from "./contrib.js";
 
 type Question = QuestionRequest["questions"][number];

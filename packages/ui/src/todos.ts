@@ -1,5 +1,4 @@
-import { defineTool, errorPayload, renderText } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, errorPayload, renderText, z } from "@toolbelt/core";
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
 

@@ -1,10 +1,9 @@
-import { countWithCap, defineTool, renderText, ToolbeltError } from "@toolbelt/core";
+import { countWithCap, defineTool, renderText, ToolbeltError, z } from "@toolbelt/core";
 import type {
   CallHierarchyIncomingCall,
   CallHierarchyItem,
   CallHierarchyOutgoingCall,
 } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { byPlace, LineReader, type Place, toPlace } from "../format.js";
 import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";

@@ -7,8 +7,8 @@ import {
   ToolbeltError,
   type ToolContext,
   type TreeEntry,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import {
   type DiagnosticItem,
   diagnosticText,

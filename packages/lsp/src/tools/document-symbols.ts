@@ -1,6 +1,5 @@
-import { countWithCap, defineTool, renderText, ToolbeltError } from "@toolbelt/core";
+import { countWithCap, defineTool, renderText, ToolbeltError, z } from "@toolbelt/core";
 import type { DocumentSymbol, SymbolInformation } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
 import { targetFields } from "../target.js";
 import { toUri } from "../uri.js";

@@ -1,6 +1,5 @@
-import { defineTool, renderText } from "@toolbelt/core";
+import { defineTool, renderText, z } from "@toolbelt/core";
 import type { Hover, MarkedString, MarkupContent } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";

@@ -1,5 +1,5 @@
 import type { ToolContext } from "@toolbelt/core";
-import { z } from "zod";
+import { z } from "@toolbelt/core";
 
 /** The `limit` field of every listing tool; its default is the file search cap. */
 export const limitField = z

@@ -5,8 +5,8 @@ import {
   renderText,
   renderTree,
   type TreeEntry,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 import { byPlace, LineReader, locationsOf, type Place, toPlace } from "../format.js";
 import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";

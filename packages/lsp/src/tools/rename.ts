@@ -7,9 +7,9 @@ import {
   renderTree,
   ToolbeltError,
   type ToolContext,
+  z,
 } from "@toolbelt/core";
 import type { TextEdit, WorkspaceEdit } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";

@@ -1,7 +1,6 @@
 import path from "node:path";
-import { countWithCap, defineTool, ToolbeltError } from "@toolbelt/core";
+import { countWithCap, defineTool, ToolbeltError, z } from "@toolbelt/core";
 import type { SymbolInformation } from "vscode-languageserver-protocol";
-import { z } from "zod";
 import { byPlace, LineReader, type Place, toPlace } from "../format.js";
 import { type Backend, type LspFamilyOptions, managerOf } from "../manager.js";
 import { walkProject } from "../walk.js";

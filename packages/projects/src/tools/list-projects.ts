@@ -1,5 +1,4 @@
-import { defineTool, renderText } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, renderText, z } from "@toolbelt/core";
 import { listProjects, type Project } from "../catalog.js";
 import { projectsState, WORKSPACE } from "../workspace.js";
 

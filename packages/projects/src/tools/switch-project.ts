@@ -1,5 +1,4 @@
-import { defineTool, errorPayload, renderText, type Skill } from "@toolbelt/core";
-import { z } from "zod";
+import { defineTool, errorPayload, renderText, type Skill, z } from "@toolbelt/core";
 import { listProjects } from "../catalog.js";
 import { type Instructions, loadInstructions } from "../instructions.js";
 import { projectSkills } from "../skills.js";
