@@ -134,7 +134,8 @@ describe("one-shot run", () => {
     const { urls, stdout } = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}']);
     expect(JSON.parse(stdout)).toMatchObject({ kind: "file_content", path: "a.txt" });
     expect(familiesLoaded(urls)).toEqual(["files"]);
-    expect(urls.filter((u) => /node_modules\/(yargs|ts-morph|typescript)\//.test(u))).toEqual([]);
+    // zod comes inside core's file: its package (97 modules) is not loaded.
+    expect(urls.filter((u) => /node_modules\/(yargs|ts-morph|typescript|zod)\//.test(u))).toEqual([]);
   });
 
   it("a line the fast parser does not take still goes through yargs (and its errors)", async () => {
