@@ -12,7 +12,7 @@ import {
   type TreeEntry,
   z,
 } from "@toolbelt/core";
-import picomatch from "picomatch";
+import { loadPicomatch } from "./glob-libs.js";
 import { decodeText, imageMimeType } from "./text-decode.js";
 import { comparePaths } from "./tree-order.js";
 import { walkFiles } from "./walk.js";
@@ -155,6 +155,7 @@ export const listFilesTool = defineTool({
     const base = await directoryOf(ctx, input.path);
     const admit = listingScope(ctx, "list_files", base);
     const mouaif = ctx.profile === "mouaif";
+    const picomatch = loadPicomatch();
     let pattern = input.pattern.trim().replace(/^\.\/+/, "") || "**";
     if (path.isAbsolute(pattern)) {
       // An absolute pattern must lie inside the root; it is taken relative to `path` from here on.

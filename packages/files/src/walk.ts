@@ -1,7 +1,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
-import picomatch from "picomatch";
+import type { Ignore } from "ignore";
+import { loadIgnore, loadPicomatch } from "./glob-libs.js";
 import { compareNames } from "./tree-order.js";
 
 /**
@@ -90,7 +90,7 @@ function readRules(file: string): Ignore | undefined {
     try {
       ignoreCacheStats.parsed++;
       // git (and ripgrep) match ignore rules case-sensitively on Linux.
-      rules = ignore({ ignorecase: false }).add(readFileSync(file, "utf8"));
+      rules = loadIgnore()({ ignorecase: false }).add(readFileSync(file, "utf8"));
     } catch {
       rules = undefined;
     }
@@ -173,7 +173,7 @@ export function makeOverride(glob: string): Override {
   if (body.startsWith("/")) body = body.slice(1);
   const pattern = anchored || body.startsWith("**") ? body : `**/${body}`;
   // `s`: names may hold newlines, which ripgrep's globs match like any other character.
-  const match = picomatch(pattern, { dot: true, nocase: true, flags: "is" });
+  const match = loadPicomatch()(pattern, { dot: true, nocase: true, flags: "is" });
   // gitignore semantics: `dir/**` matches everything inside dir, and so does a trailing `/**`.
   return {
     whitelist: !negated,
