@@ -35,23 +35,74 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<AtomicWriteResult> {
+  return (await prepareFileAtomic(abs, data, options)).commit();
+}
+
+/** A write whose new content is durable in its temp file; nothing is visible until `commit`. */
+export interface PreparedWrite {
+  /** Renames the temp file over the target and syncs the directory. */
+  commit(): Promise<AtomicWriteResult>;
+  /** Removes the temp file; the target is untouched. */
+  abort(): Promise<void>;
+}
+
+/**
+ * The first half of writeFileAtomic: the temp file is created, written and fsynced in the held
+ * directory. Split out so a caller can make the new content durable while it does other durable
+ * work (the checkpoint record) and rename only once both are done.
+ */
+export async function prepareFileAtomic(
+  abs: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<PreparedWrite> {
   const base = path.basename(abs);
   // Without a root the caller may pass a path through symlinks; the directory is proven against its real path.
   const parent = options.root ? path.dirname(abs) : await realOrSame(path.dirname(abs));
   const dir = await openDirCreating(parent, options.root, options.mkdirs !== false);
+  let staged: { tmp: string; tmpAbs: string; result: AtomicWriteResult };
   try {
-    return await writeIn(dir, base, data, options);
-  } finally {
+    staged = await stageIn(dir, base, data, options);
+  } catch (error) {
     await dir.close();
+    throw error;
   }
+  const { tmp, tmpAbs, result } = staged;
+  let settled = false;
+  const settle = async (fn: () => Promise<void>) => {
+    if (settled) throw new Error("a prepared write is committed or aborted once");
+    settled = true;
+    try {
+      await fn();
+    } finally {
+      markLive(tmpAbs, false);
+      await dir.close();
+    }
+  };
+  return {
+    commit: async () => {
+      await settle(async () => {
+        try {
+          await fs.rename(dir.at(tmp), dir.at(base));
+        } catch (error) {
+          await fs.unlink(dir.at(tmp)).catch(() => {});
+          throw error;
+        }
+        // The rename is durable only once the directory is.
+        await dir.sync();
+      });
+      return result;
+    },
+    abort: () => settle(() => fs.unlink(dir.at(tmp)).catch(() => {})),
+  };
 }
 
-async function writeIn(
+async function stageIn(
   dir: DirRef,
   base: string,
   data: string | Uint8Array,
   options: AtomicWriteOptions,
-): Promise<AtomicWriteResult> {
+): Promise<{ tmp: string; tmpAbs: string; result: AtomicWriteResult }> {
   await sweepOnFirstWrite(dir);
   let mode = options.mode ?? 0o644;
   let created = true;
@@ -96,16 +147,12 @@ async function writeIn(
     } finally {
       await handle.close();
     }
-    await fs.rename(dir.at(tmp), dir.at(base));
   } catch (error) {
     await fs.unlink(dir.at(tmp)).catch(() => {});
-    throw error;
-  } finally {
     markLive(tmpAbs, false);
+    throw error;
   }
-  // The rename is durable only once the directory is.
-  await dir.sync();
-  return { created, bytes: bytes.byteLength };
+  return { tmp, tmpAbs, result: { created, bytes: bytes.byteLength } };
 }
 
 async function realOrSame(p: string): Promise<string> {

@@ -119,6 +119,8 @@ const BLOB_GRACE_MS = 10 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** A journal line past this is not ours (records are a few hundred bytes per file). */
 const MAX_LINE = 4 * MIB;
+/** Bytes of recent after-images kept with their hashes, so the next change of a file need not hash its before-image. */
+const KNOWN_MAX_BYTES = 16 * MIB;
 
 export function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -150,6 +152,9 @@ export class CheckpointStore implements CheckpointRecorder {
   #tail: Promise<unknown> = Promise.resolve();
   #sincePrune = 0;
   #checkedDue = false;
+  /** Per path, the last after-image recorded and its hash (the usual before-image of the next change). */
+  readonly #known = new Map<string, { bytes: Uint8Array; hash: string }>();
+  #knownBytes = 0;
 
   constructor(root: string, session: string, options: CheckpointsConfig, dir = checkpointDir(root)) {
     this.root = root;
@@ -173,8 +178,36 @@ export class CheckpointStore implements CheckpointRecorder {
     return this.#ready;
   }
 
-  async #putBlob(bytes: Uint8Array): Promise<string> {
-    const hash = sha256(bytes);
+  /** sha256 of `bytes`, taken from #known when they equal the last after-image of `rel` byte for byte. */
+  #hashOf(rel: string, bytes: Uint8Array): string {
+    const known = this.#known.get(rel);
+    if (known && known.bytes.byteLength === bytes.byteLength) {
+      const view = Buffer.from(known.bytes.buffer, known.bytes.byteOffset, known.bytes.byteLength);
+      if (view.equals(bytes)) return known.hash;
+    }
+    return sha256(bytes);
+  }
+
+  #forget(rel: string): void {
+    const old = this.#known.get(rel);
+    if (!old) return;
+    this.#knownBytes -= old.bytes.byteLength;
+    this.#known.delete(rel);
+  }
+
+  #remember(rel: string, bytes: Uint8Array, hash: string): void {
+    this.#forget(rel);
+    if (bytes.byteLength > KNOWN_MAX_BYTES) return;
+    this.#known.set(rel, { bytes, hash });
+    this.#knownBytes += bytes.byteLength;
+    for (const [key, entry] of this.#known) {
+      if (this.#knownBytes <= KNOWN_MAX_BYTES) break;
+      this.#known.delete(key);
+      this.#knownBytes -= entry.bytes.byteLength;
+    }
+  }
+
+  async #putBlob(bytes: Uint8Array, hash = sha256(bytes)): Promise<string> {
     const dir = path.join(this.dir, "blobs", hash.slice(0, 2));
     const file = path.join(dir, hash);
     try {
@@ -228,15 +261,25 @@ export class CheckpointStore implements CheckpointRecorder {
   ): Promise<string> {
     await this.#init();
     const max = this.options.maxFileBytes;
-    const state = async (b: RecordedFile["before"]): Promise<FileState> => {
+    const state = async (rel: string, b: RecordedFile["before"]): Promise<FileState> => {
       if (b === undefined) return null;
       if (b === "too_large" || b === "unknown") return b;
       if (b.byteLength > max) return "too_large";
-      return this.#putBlob(b);
+      return this.#putBlob(b, this.#hashOf(rel, b));
     };
-    const recorded: CheckpointFile[] = [];
-    for (const f of files)
-      recorded.push({ path: f.path, before: await state(f.before), after: await state(f.after) });
+    // Blobs are independent files: their writes and fsyncs overlap; the record follows them all.
+    const recorded: CheckpointFile[] = await Promise.all(
+      files.map(async (f) => {
+        const [before, after] = await Promise.all([state(f.path, f.before), state(f.path, f.after)]);
+        return { path: f.path, before, after };
+      }),
+    );
+    for (const [i, f] of files.entries()) {
+      const after = (recorded[i] as CheckpointFile).after;
+      if (f.after instanceof Uint8Array && typeof after === "string" && HEX64.test(after))
+        this.#remember(f.path, f.after, after);
+      else this.#forget(f.path);
+    }
     const id = randomBytes(5).toString("hex");
     const line: ChangeLine = {
       v: 1,

@@ -2,6 +2,8 @@ import type { FileHandle } from "node:fs/promises";
 import {
   type AtomicWriteOptions,
   type AtomicWriteResult,
+  type PreparedWrite,
+  prepareFileAtomic,
   removeFileAt,
   writeFileAtomic,
 } from "./atomic-write.js";
@@ -9,8 +11,14 @@ import type { CheckpointRecorder, RecordedFile } from "./checkpoints.js";
 import { normaliseError, ToolbeltError } from "./errors.js";
 import type { ReadLedger } from "./ledger.js";
 
-/** One file of a multi-file write: new content, or removal. */
-export type FileChange = { abs: string; data: string | Uint8Array } | { abs: string; remove: true };
+/**
+ * One file of a multi-file write: new content, or removal. `before` is what the caller read of the
+ * file under its lock (an edit): the transaction still checks the file holds exactly those bytes at
+ * write time, but need not read them into memory again.
+ */
+export type FileChange =
+  | { abs: string; data: string | Uint8Array; before?: Uint8Array | undefined }
+  | { abs: string; remove: true };
 
 export interface WriteFilesOptions extends AtomicWriteOptions {}
 
@@ -46,6 +54,8 @@ type Planned = {
   before: Uint8Array | undefined;
   /** The before-image was not kept (too large, unreadable): it can be neither recorded nor put back. */
   notKept: "too_large" | "unknown" | undefined;
+  /** What the caller says it read, checked against the file before it is used. */
+  expected: Uint8Array | undefined;
 };
 
 function bytesOf(change: FileChange): Uint8Array | undefined {
@@ -53,10 +63,27 @@ function bytesOf(change: FileChange): Uint8Array | undefined {
   return typeof change.data === "string" ? Buffer.from(change.data, "utf8") : change.data;
 }
 
+const COMPARE_CHUNK = 256 * 1024;
+
+/** Whether the open file holds exactly `expected`, read a chunk at a time (no second copy of a large file). */
+async function holdsExactly(handle: FileHandle, expected: Uint8Array): Promise<boolean> {
+  const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, Math.max(1, expected.byteLength)));
+  const want = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
+  let at = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, at);
+    if (bytesRead === 0) return at === expected.byteLength;
+    if (at + bytesRead > expected.byteLength) return false;
+    if (!chunk.subarray(0, bytesRead).equals(want.subarray(at, at + bytesRead))) return false;
+    at += bytesRead;
+  }
+}
+
 async function readBefore(
   env: TransactionEnv,
   abs: string,
   keepMax: number,
+  expected?: Uint8Array,
 ): Promise<{ before: Uint8Array | undefined; notKept?: "too_large" | "unknown" }> {
   let handle: FileHandle;
   try {
@@ -71,6 +98,9 @@ async function readBefore(
     const st = await handle.stat();
     if (!st.isFile()) return { before: undefined, notKept: "unknown" };
     if (st.size > keepMax) return { before: undefined, notKept: "too_large" };
+    // What the caller read is the before-image only if the file still holds it, byte for byte.
+    if (expected && st.size === expected.byteLength && (await holdsExactly(handle, expected)))
+      return { before: expected };
     return { before: new Uint8Array(await handle.readFile()) };
   } catch {
     return { before: undefined, notKept: "unknown" };
@@ -110,36 +140,79 @@ export async function runTransaction(
       after,
       before: undefined,
       notKept: undefined,
+      expected: "remove" in change ? undefined : change.before,
     });
   }
   const needBefore = env.recorder !== undefined || planned.length > 1;
   for (const p of planned) {
     if (!needBefore) break;
-    const b = await readBefore(env, p.abs, ROLLBACK_KEEP_BYTES);
+    const b = await readBefore(env, p.abs, ROLLBACK_KEEP_BYTES, p.expected);
     p.before = b.before;
     p.notKept = b.notKept;
   }
-  let record: string | undefined;
-  if (env.recorder) {
-    const files: RecordedFile[] = planned.map((p) => ({
-      path: p.rel,
-      before: p.notKept ?? p.before,
-      after: p.after,
-    }));
-    record = await env.recorder.begin(
-      { call: env.call, tool: env.tool, ...(env.restoreOf ? { restore_of: env.restoreOf } : {}) },
-      files,
-    );
+  const recording = env.recorder
+    ? env.recorder.begin(
+        { call: env.call, tool: env.tool, ...(env.restoreOf ? { restore_of: env.restoreOf } : {}) },
+        planned.map((p): RecordedFile => ({ path: p.rel, before: p.notKept ?? p.before, after: p.after })),
+      )
+    : Promise.resolve(undefined);
+  // The new contents go to their temp files (and are fsynced) while the record is made durable:
+  // nothing is renamed over a file until the record is, so the order a crash relies on holds, and
+  // the two waits for the disk overlap. Missing parent directories are created only once the record
+  // is made (as a write in turn would), and a temp file that failed is reported when its turn comes,
+  // after the files before it are written, exactly as if each were written in turn.
+  const early = Promise.allSettled(
+    planned.map((p) =>
+      p.after === undefined
+        ? Promise.resolve(undefined)
+        : prepareFileAtomic(p.abs, p.after, { ...options, root: env.root, mkdirs: false }),
+    ),
+  );
+  const [recorded, firstTry] = await Promise.all([
+    recording.then(
+      (id) => ({ ok: true as const, id }),
+      (error: unknown) => ({ ok: false as const, error }),
+    ),
+    early,
+  ]);
+  const staged: Array<PromiseSettledResult<PreparedWrite | undefined>> = firstTry;
+  const abortStaged = async (from: number) => {
+    for (const s of staged.slice(from)) if (s.status === "fulfilled") await s.value?.abort().catch(() => {});
+  };
+  if (!recorded.ok) {
+    await abortStaged(0);
+    throw recorded.error;
   }
+  const record = recorded.id;
+  const stagedAt = async (i: number, p: Planned): Promise<PreparedWrite | undefined> => {
+    const s = staged[i] as PromiseSettledResult<PreparedWrite | undefined>;
+    if (s.status === "fulfilled") return s.value;
+    const missingParent = (s.reason as NodeJS.ErrnoException)?.code === "ENOENT" && options.mkdirs !== false;
+    if (!missingParent || p.after === undefined) throw s.reason;
+    return prepareFileAtomic(p.abs, p.after, { ...options, root: env.root });
+  };
   const results: TransactionResult[] = [];
   const written: Planned[] = [];
   try {
-    for (const p of planned) {
-      if (p.after === undefined) {
+    for (const [i, p] of planned.entries()) {
+      let prepared: PreparedWrite | undefined;
+      try {
+        prepared = await stagedAt(i, p);
+      } catch (error) {
+        await abortStaged(i + 1);
+        throw error;
+      }
+      if (prepared === undefined) {
         const removed = await removeFileAt(p.abs, env.root);
         results.push({ path: p.rel, created: false, bytes: 0, removed, notes: [] });
       } else {
-        const r = await writeFileAtomic(p.abs, p.after, { ...options, root: env.root });
+        let r: AtomicWriteResult;
+        try {
+          r = await prepared.commit();
+        } catch (error) {
+          await abortStaged(i + 1);
+          throw error;
+        }
         results.push({ path: p.rel, ...r, notes: [] });
       }
       written.push(p);

@@ -5,7 +5,7 @@ import {
   decodeDocument,
   type EolStyle,
   emptyDocument,
-  encodeDocument,
+  encodedText,
   eolStyle,
   type TextDocument,
 } from "./document.js";
@@ -86,7 +86,9 @@ export async function loadFile(ctx: ToolContext, abs: string, rel: string): Prom
       );
     }
     const bytes = new Uint8Array(await handle.readFile());
-    const stale = ctx.ledger.status(abs, fingerprintOf(bytes, stat)) === "stale";
+    // Only a file this session has read can be stale; hashing an unread one would decide nothing.
+    const stale =
+      ctx.ledger.status(abs) !== "unread" && ctx.ledger.status(abs, fingerprintOf(bytes, stat)) === "stale";
     return { abs, rel, exists: true, doc: decodeDocument(bytes, rel), original: bytes, stale };
   } finally {
     await handle.close();
@@ -257,11 +259,15 @@ export async function commitAll(
   ctx: ToolContext,
   pending: PendingWrite[],
 ): Promise<{ edits: FileEdit[]; notes: string[] }> {
-  const data = pending.map((p) => encodeDocument(p.after));
+  const data = pending.map((p) => encodedText(p.after));
   // One core transaction: every file passes the write checks (size: what the edit adds, see
   // write-size.ts; allowlist; protected-path approval) before the first is written, the checkpoint
   // is recorded, and a failed write puts back the files already written.
-  const results = await ctx.writeFiles(pending.map((p, i) => ({ abs: p.file.abs, data: data[i] as string })));
+  // The bytes each file was loaded from go along: the checkpoint's before-image is what is on disk
+  // at write time, and core checks it still is these bytes rather than reading the file again.
+  const results = await ctx.writeFiles(
+    pending.map((p, i) => ({ abs: p.file.abs, data: data[i] as string, before: p.file.original })),
+  );
   const notes = results.flatMap((r) => r.notes);
   const edits = pending.map((p): FileEdit => {
     const created = !p.file.exists;

@@ -16,6 +16,13 @@ export type EolStyle = "lf" | "crlf" | "mixed" | "none";
 
 const BOM = "\uFEFF";
 
+// What this module knows about the documents it made (they are never changed in place once made):
+// - LF_ONLY: every terminator is "\n" (the last one ""), so the text is the file as it is written;
+// - ENCODED: the exact text a document encodes to, once known (a decoded file: what was read).
+// Both let a large file be encoded, compared and described without walking it line by line again.
+const LF_ONLY = new WeakSet<TextDocument>();
+const ENCODED = new WeakMap<TextDocument, string>();
+
 export function emptyDocument(): TextDocument {
   return { bom: false, text: "", eols: [""] };
 }
@@ -39,7 +46,9 @@ export function decodeDocument(bytes: Uint8Array, rel: string): TextDocument {
   }
   const bom = decoded.startsWith(BOM);
   const raw = bom ? decoded.slice(1) : decoded;
-  return fromRaw(raw, bom);
+  const doc = fromRaw(raw, bom);
+  ENCODED.set(doc, decoded);
+  return doc;
 }
 
 /** Builds a document from text that may contain CRLF line endings. */
@@ -49,7 +58,7 @@ export function fromRaw(raw: string, bom = false): TextDocument {
   if (raw.indexOf("\r") === -1) {
     const eols = new Array<string>(countNewlines(raw)).fill("\n");
     eols.push("");
-    return { bom, text: raw, eols };
+    return lfOnly({ bom, text: raw, eols });
   }
   const eols: string[] = [];
   const parts: string[] = [];
@@ -82,12 +91,31 @@ export function encodeDocument(doc: TextDocument): string {
   return out;
 }
 
+function lfOnly(doc: TextDocument): TextDocument {
+  LF_ONLY.add(doc);
+  return doc;
+}
+
+/**
+ * encodeDocument for the documents this package made and never changes: what is known about them
+ * (see LF_ONLY, ENCODED) answers without a walk over the lines, and the answer is kept.
+ */
+export function encodedText(doc: TextDocument): string {
+  let text = ENCODED.get(doc);
+  if (text === undefined) {
+    text = LF_ONLY.has(doc) ? (doc.bom ? BOM + doc.text : doc.text) : encodeDocument(doc);
+    ENCODED.set(doc, text);
+  }
+  return text;
+}
+
 /** The file's content as written on disk (without BOM), CRLFs included. */
 export function rawText(doc: TextDocument): string {
   return encodeDocument({ ...doc, bom: false });
 }
 
 export function eolStyle(doc: TextDocument): EolStyle {
+  if (LF_ONLY.has(doc)) return doc.eols.length > 1 ? "lf" : "none";
   let crlf = 0;
   let lf = 0;
   for (const eol of doc.eols) {
@@ -133,20 +161,27 @@ export function spliceDocument(
   start: number,
   end: number,
   replacement: string,
+  /** The line of `start`, when the caller knows it (a match does): saves counting lines up to it. */
+  knownStartLine?: number,
 ): TextDocument {
-  const startLine = lineIndexAt(doc.text, start);
+  const startLine = knownStartLine ?? lineIndexAt(doc.text, start);
   const endLine = startLine + countNewlines(doc.text.slice(start, end));
-  const spanEols = doc.eols.slice(startLine, endLine).filter((e) => e !== "");
+  const lf = LF_ONLY.has(doc);
+  const spanEols = lf ? [] : doc.eols.slice(startLine, endLine).filter((e) => e !== "");
   const uniform = spanEols.length > 0 && spanEols.every((e) => e === spanEols[0]);
-  const inner = uniform ? (spanEols[0] as string) : dominantEol(doc);
+  const inner = lf ? "\n" : uniform ? (spanEols[0] as string) : dominantEol(doc);
   const added = countNewlines(replacement);
-  const eols = [
-    ...doc.eols.slice(0, startLine),
-    ...new Array<string>(added).fill(inner),
-    doc.eols[endLine] ?? "",
-    ...doc.eols.slice(endLine + 1),
-  ];
-  return { bom: doc.bom, text: doc.text.slice(0, start) + replacement + doc.text.slice(end), eols };
+  // One copy of the terminators, the span's replaced in place (a large file has one per line); a
+  // large insertion is joined instead, as spreading it into arguments could overflow the stack.
+  const inserted = new Array<string>(added).fill(inner);
+  const kept = doc.eols[endLine] !== undefined;
+  let eols: string[];
+  if (kept && added <= 1024) {
+    eols = doc.eols.slice();
+    eols.splice(startLine, endLine - startLine, ...inserted);
+  } else eols = doc.eols.slice(0, startLine).concat(inserted, kept ? doc.eols.slice(endLine) : [""]);
+  const after = { bom: doc.bom, text: doc.text.slice(0, start) + replacement + doc.text.slice(end), eols };
+  return lf ? lfOnly(after) : after;
 }
 
 /**
@@ -163,11 +198,13 @@ export function keepFinalNewline(before: TextDocument, after: TextDocument): Tex
     const eols = [...after.eols];
     eols[eols.length - 1] = eol;
     eols.push("");
-    return { ...after, text: `${after.text}\n`, eols };
+    const restored = { ...after, text: `${after.text}\n`, eols };
+    return LF_ONLY.has(after) && eol === "\n" ? lfOnly(restored) : restored;
   }
   const eols = after.eols.slice(0, -1);
   eols[eols.length - 1] = "";
-  return { ...after, text: after.text.slice(0, -1), eols };
+  const dropped = { ...after, text: after.text.slice(0, -1), eols };
+  return LF_ONLY.has(after) ? lfOnly(dropped) : dropped;
 }
 
 export function countNewlines(s: string): number {

@@ -72,7 +72,10 @@ export function planEdit(
   const match = locate(doc, oldText, newText, { strategies: ALL_STRATEGIES, label });
   if (isFailure(match)) return match;
   return {
-    after: keepFinalNewline(doc, spliceDocument(doc, match.start, match.end, match.replacement)),
+    after: keepFinalNewline(
+      doc,
+      spliceDocument(doc, match.start, match.end, match.replacement, match.startLine - 1),
+    ),
     match,
   };
 }

@@ -176,10 +176,16 @@ function eachLineRun(
   }
 }
 
-/** Lines, line offsets and indexes of one document, computed once per document version. */
+/**
+ * Lines, line offsets and indexes of one document, computed once per document version, each only when
+ * a stage asks for it: an exact match in a large file needs none of them.
+ */
 type DocIndex = {
-  lines: string[];
-  lineStarts: number[];
+  readonly text: string;
+  readonly lines: string[];
+  readonly lineStarts: number[];
+  /** Whether `lines`/`lineStarts` are built (else line numbers are counted in `text`). */
+  readonly split: boolean;
   /** Trimmed lines and where each occurs: built only when a line-based stage needs them. */
   trimmedLines?: { trimmed: string[]; byTrimmed: Map<string, number[]> };
   /** Each line's trimmed text as a small integer, and the number of each trimmed text. */
@@ -194,14 +200,32 @@ const indexes = new WeakMap<TextDocument, DocIndex>();
 function indexOf(doc: TextDocument): DocIndex {
   let index = indexes.get(doc);
   if (index) return index;
-  const lines = doc.text.split("\n");
-  const lineStarts: number[] = new Array(lines.length);
-  let offset = 0;
-  for (let i = 0; i < lines.length; i++) {
-    lineStarts[i] = offset;
-    offset += (lines[i] as string).length + 1;
-  }
-  index = { lines, lineStarts };
+  const text = doc.text;
+  let built: { lines: string[]; lineStarts: number[] } | undefined;
+  const build = () => {
+    if (built) return built;
+    const lines = text.split("\n");
+    const lineStarts: number[] = new Array(lines.length);
+    let offset = 0;
+    for (let i = 0; i < lines.length; i++) {
+      lineStarts[i] = offset;
+      offset += (lines[i] as string).length + 1;
+    }
+    built = { lines, lineStarts };
+    return built;
+  };
+  index = {
+    text,
+    get lines() {
+      return build().lines;
+    },
+    get lineStarts() {
+      return build().lineStarts;
+    },
+    get split() {
+      return built !== undefined;
+    },
+  };
   indexes.set(doc, index);
   return index;
 }
@@ -240,6 +264,13 @@ function trimmedIdsOf(index: DocIndex): { ids: Int32Array; idOf: Map<string, num
 }
 
 function lineAt(index: DocIndex, offset: number): number {
+  if (!index.split) {
+    // Counting is one native scan up to the offset; splitting the file would be a string per line.
+    let n = 0;
+    const text = index.text;
+    for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) n++;
+    return n;
+  }
   let lo = 0;
   let hi = index.lineStarts.length - 1;
   while (lo < hi) {
@@ -346,16 +377,16 @@ function one(
   replacement: string,
   strategy: Strategy,
 ): StageResult {
+  const startLine = lineAt(index, start);
+  const last = Math.max(start, end - 1);
+  let endLine = startLine;
+  if (index.split) endLine = lineAt(index, last);
+  else
+    for (let i = index.text.indexOf("\n", start); i !== -1 && i < last; i = index.text.indexOf("\n", i + 1))
+      endLine++;
   return {
     kind: "one",
-    match: {
-      start,
-      end,
-      replacement,
-      strategy,
-      startLine: lineAt(index, start) + 1,
-      endLine: lineAt(index, Math.max(start, end - 1)) + 1,
-    },
+    match: { start, end, replacement, strategy, startLine: startLine + 1, endLine: endLine + 1 },
   };
 }
 

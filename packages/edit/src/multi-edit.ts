@@ -18,7 +18,7 @@ import {
   resolveIn,
   withFileLocks,
 } from "./apply.js";
-import { encodeDocument, type TextDocument } from "./document.js";
+import { encodedText, type TextDocument } from "./document.js";
 
 /**
  * Edits one call may carry. Each is matched under the matcher's own work budget, so this bounds the
@@ -140,7 +140,7 @@ export async function applyEdits<E extends { path?: string | undefined }>(
       if (failures.length > 0) return failuresPayload(failures, edits.length);
       const pending: PendingWrite[] = [];
       for (const w of files.values()) {
-        const changed = w.exists && (!w.file.exists || encodeDocument(w.doc) !== encodeDocument(w.file.doc));
+        const changed = w.exists && (!w.file.exists || encodedText(w.doc) !== encodedText(w.file.doc));
         if (changed) pending.push({ file: w.file, after: w.doc, strategies: w.strategies });
       }
       if (pending.length === 0)
