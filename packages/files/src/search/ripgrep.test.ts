@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -42,4 +42,102 @@ describe("ripgrep match lines read without a full JSON parse", () => {
       expect(viaRg.files[0]?.matches[0]?.text).toBe(`hit ${lines[0]}`);
     },
   );
+});
+
+describe("ripgrep plain output read the same as --json", () => {
+  const tree = (root: string) => {
+    const put = (rel: string | Buffer, content: string | Buffer) => {
+      const abs = Buffer.isBuffer(rel) ? Buffer.concat([Buffer.from(`${root}/`), rel]) : path.join(root, rel);
+      mkdirSync(path.dirname(abs.toString()), { recursive: true });
+      writeFileSync(abs, content);
+    };
+    // Names plain output could be misread on: one that forges ripgrep's binary notice, quotes,
+    // a backslash, CR, a tab, an escape sequence, a leading dash.
+    for (const name of [
+      'x: binary file matches (found "\\0" byte around offset 1)',
+      "x",
+      'quote"d.txt',
+      "back\\slash",
+      "cr\rname",
+      "tab\tname",
+      "\x1b[2Kesc",
+      "-dash",
+      "sp ace/é.txt",
+    ])
+      put(`both/${name}`, "hit one\nmiss\nhit two\n");
+    put("both/crlf.txt", "hit a\r\nmiss\r\nhit b\r\n");
+    put("both/nolf.txt", "miss\nhit at the end");
+    put("both/bad-utf8.txt", Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0xfe, 0x0a]));
+    put("both/cr-inside.txt", "hit \r in the middle\nhit\r\r\n");
+    put(
+      "both/utf16.txt",
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hit utf16\r\nmiss\n", "utf16le")]),
+    );
+    put("both/long.txt", `hit ${"y".repeat(200 * 1024)}\nhit short\n`);
+    put("both/many.txt", Array.from({ length: 3000 }, (_, i) => `hit ${i}`).join("\n"));
+    put("both/bin.dat", Buffer.from("hit\0hit\n"));
+    // Where the engines differ on purpose, ripgrep's plain reading must still equal its JSON:
+    // a CR ending the file without LF (JSON keeps it), a line whose JSON passes 8 MiB (dropped).
+    put("rg/bare-cr.txt", "hit one\r\nhit last\r");
+    put("rg/utf16-cr.txt", Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hit last\r", "utf16le")]));
+    put("rg/huge-json.txt", `${"hit ".repeat(200_000)}\nhit after\n`);
+    put("rg/plain.txt", "hit\n");
+    // A name with LF (read as JSON) and one that is not UTF-8 (one JSON walk).
+    put("nl/new\nline.txt", "hit\n");
+    put("nl/ok.txt", "hit\n");
+    put(Buffer.from([0x6e, 0x75, 0x2f, 0x62, 0xff, 0x2e, 0x74]), "hit\n");
+    put("nu/ok.txt", "hit\n");
+  };
+
+  it.skipIf(!rg)("for awkward names, encodings, line ends, long lines and binary files", async () => {
+    const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-")));
+    tree(root);
+    const run = (target: string, query: string, maxMatches: number, jsonOnly: boolean) =>
+      searchWithRipgrep({ rg: rg?.path as string, cwd: root, target, query, maxMatches, jsonOnly });
+    for (const target of ["both", "rg", "nl", "nu", ".", "both/bin.dat", "rg/bare-cr.txt", "both/crlf.txt"]) {
+      for (const query of ["hit", "^hit$", "x*", "\\r"]) {
+        for (const max of [1_000_000, 7, 1]) {
+          const plain = await run(target, query, max, false);
+          expect(plain, `${target} ${query} ${max}`).toEqual(await run(target, query, max, true));
+        }
+      }
+    }
+    const all = await run(".", "hit", 1_000_000, false);
+    const names = all.files.map((f) => f.path);
+    expect(names).toContain('both/x: binary file matches (found "\\0" byte around offset 1)');
+    expect(names).not.toContain("both/bin.dat");
+    // Its first line's JSON message passes 8 MiB (a submatch per `hit`): dropped, as before.
+    expect(all.files.find((f) => f.path === "rg/huge-json.txt")?.matches).toEqual([
+      { line: 2, text: "hit after" },
+    ]);
+    expect(all.files.find((f) => f.path === "rg/bare-cr.txt")?.matches).toEqual([
+      { line: 1, text: "hit one" },
+      { line: 2, text: "hit last\r" },
+    ]);
+    expect(all.files.find((f) => f.path === "both/long.txt")?.matches[0]?.text.length).toBe(4 + 200 * 1024);
+    expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
+  });
+
+  it.skipIf(!rg)("collects every match of a tree with awkward names as the JS engine does", async () => {
+    const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-js-")));
+    tree(root);
+    for (const query of ["hit", "hit \\w+", "^hit \\w+$"]) {
+      const viaRg = await searchWithRipgrep({
+        rg: rg?.path as string,
+        cwd: root,
+        target: "both",
+        query,
+        maxMatches: 1_000_000,
+      });
+      const viaJs = await searchWithJs({
+        root,
+        start: path.join(root, "both"),
+        isFile: false,
+        query: compileQuery(query),
+        maxMatches: 1_000_000,
+      });
+      expect(viaRg.files.length).toBeGreaterThan(10);
+      expect(viaRg).toEqual(viaJs);
+    }
+  });
 });

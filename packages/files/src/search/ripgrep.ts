@@ -1,7 +1,10 @@
+import { isAscii } from "node:buffer";
 import { spawn } from "node:child_process";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import path from "node:path";
 import { ToolbeltError } from "@toolbelt/core";
 import { comparePaths } from "../tree-order.js";
-import { type EngineResult, type FileMatches, TopFiles } from "./results.js";
+import { type EngineResult, type FileMatches, type LineMatch, TopFiles } from "./results.js";
 
 export type RipgrepSearch = {
   rg: string;
@@ -15,6 +18,8 @@ export type RipgrepSearch = {
   /** The allowlist: a file with matches it refuses is counted in `skipped`, not kept. */
   admit?: (rel: string) => boolean;
   signal?: AbortSignal;
+  /** Read every match from `--json`, never plain output: the reference the plain reading is tested against. */
+  jsonOnly?: boolean;
 };
 
 /** JSON lines longer than this (a match inside a huge minified line) are dropped, not buffered. */
@@ -108,86 +113,63 @@ function matchFields(buf: Buffer, from: number, to: number): { line: number; tex
   return { line, text: stripEol(text) };
 }
 
+/** Receives ripgrep's stdout a line at a time (without its LF). */
+type LineSink = {
+  line(buf: Buffer, from: number, to: number): void;
+  /** A line past `maxLine` bytes: only its first bytes are handed over, never the whole line. */
+  oversized?(head: Buffer): void;
+};
+
+/** Bytes of an oversized line's start handed to `oversized` (room for the path before it). */
+const OVERSIZED_HEAD = 64 * 1024;
+
 /**
- * Runs ripgrep with --json and hands each file's matches to `top`. ripgrep writes each file's
- * messages together, so the decision taken at a file's `begin` holds for its lines: a file the
- * kept set cannot take is skipped by looking at one byte per line, never parsed. Files ripgrep
- * found binary are dropped.
+ * Spawns ripgrep and splits its stdout into lines without copying those that arrive whole in one
+ * chunk. Resolves with the exit code and the start of stderr, whatever the code: callers word errors.
  */
-function jsonPass(search: RipgrepSearch, args: string[], top: TopFiles): Promise<void> {
+function runRipgrep(
+  search: RipgrepSearch,
+  args: string[],
+  sink: LineSink,
+  maxLine: number,
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(search.rg, args, {
       cwd: search.cwd,
       stdio: ["ignore", "pipe", "pipe"],
       signal: search.signal,
     });
-    let current: FileMatches | undefined;
     let stderr = "";
     let partial: Buffer[] = [];
     let partialBytes = 0;
     let oversized = false;
-    const parse = (buf: Buffer, from: number, to: number): RgMessage | undefined => {
-      try {
-        return JSON.parse(buf.toString("utf8", from, to)) as RgMessage;
-      } catch {
-        return undefined;
-      }
-    };
-    const onLine = (buf: Buffer, from: number, to: number) => {
-      if (to - from <= TYPE_AT) return;
-      let kind = buf[from + TYPE_AT];
-      if (buf.compare(TYPE_PREFIX, 0, TYPE_AT, from, from + TYPE_AT) !== 0) {
-        // Not the key order ripgrep writes today: fall back to reading the type.
-        const type = parse(buf, from, to)?.type;
-        kind = type === "begin" ? B : type === "match" ? M : type === "end" ? E : undefined;
-      }
-      if (kind === B) {
-        const msg = parse(buf, from, to);
-        const rel = normalisePath(textOf(msg?.data.path));
-        current = top.wants(rel) ? { path: rel, matches: [] } : undefined;
-      } else if (kind === M && current) {
-        if (current.matches.length >= top.perFile) {
-          top.markMore();
-          return;
-        }
-        const fast = matchFields(buf, from, to);
-        if (fast) {
-          current.matches.push(fast);
-          return;
-        }
-        const msg = parse(buf, from, to);
-        if (msg?.type === "match")
-          current.matches.push({ line: msg.data.line_number ?? 0, text: stripEol(textOf(msg.data.lines)) });
-      } else if (kind === E && current) {
-        const msg = parse(buf, from, to);
-        // ripgrep reports matches found before it saw a NUL byte; a binary file is skipped whole.
-        if (msg?.type === "end" && msg.data.binary_offset == null) top.offer(current);
-        current = undefined;
-      }
-    };
     child.stdout.on("data", (chunk: Buffer) => {
       let start = 0;
       while (start < chunk.length) {
         const nl = chunk.indexOf(10, start);
         const end = nl === -1 ? chunk.length : nl;
-        if (nl !== -1 && partialBytes === 0 && !oversized) {
+        if (nl !== -1 && partialBytes === 0) {
           // The whole line is in this chunk: no copy.
-          onLine(chunk, start, end);
+          if (end - start <= maxLine) sink.line(chunk, start, end);
+          else sink.oversized?.(chunk.subarray(start, Math.min(end, start + OVERSIZED_HEAD)));
           start = nl + 1;
           continue;
         }
+        const had = partialBytes;
+        partialBytes += end - start;
         if (!oversized) {
-          partialBytes += end - start;
-          if (partialBytes > MAX_JSON_LINE) {
+          if (partialBytes > maxLine) {
             oversized = true;
-            partial = [];
+            const head = Buffer.concat(partial);
+            partial = [
+              head.length >= OVERSIZED_HEAD ? head : Buffer.concat([head, chunk.subarray(start, end)]),
+            ];
           } else partial.push(chunk.subarray(start, end));
-        }
+        } else if (had < OVERSIZED_HEAD) partial.push(chunk.subarray(start, end));
         if (nl === -1) break;
-        if (!oversized) {
-          const line = Buffer.concat(partial);
-          onLine(line, 0, line.length);
-        }
+        const line = Buffer.concat(partial);
+        if (oversized) sink.oversized?.(line.subarray(0, OVERSIZED_HEAD));
+        else sink.line(line, 0, line.length);
         partial = [];
         partialBytes = 0;
         oversized = false;
@@ -201,34 +183,232 @@ function jsonPass(search: RipgrepSearch, args: string[], top: TopFiles): Promise
       if ((error as Error).name === "AbortError") reject(error);
       else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
     });
-    child.on("close", (code) => {
-      if (code === 2 && /regex parse error|error parsing|regex could not be compiled/i.test(stderr)) {
-        reject(
-          new ToolbeltError(
-            "EINVAL_INPUT",
-            `invalid regex ${JSON.stringify(search.query)}: ${stderr.trim()}`,
-            {
-              details: { field: "query" },
-            },
-          ),
-        );
-        return;
-      }
-      if (code === 2 && /glob|--iglob/i.test(stderr) && top.result().files.length === 0) {
-        reject(
-          new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${stderr.trim()}`, {
-            details: { field: "include" },
-          }),
-        );
-        return;
-      }
-      if (code !== 0 && code !== 1 && code !== 2) {
-        reject(new ToolbeltError("EINTERNAL", `ripgrep exited with ${code}: ${stderr.trim().slice(0, 500)}`));
-        return;
-      }
-      resolve();
-    });
+    child.on("close", (code) => resolve({ code, stderr }));
   });
+}
+
+/**
+ * Runs ripgrep with --json and hands each file's matches to `top`. ripgrep writes each file's
+ * messages together, so the decision taken at a file's `begin` holds for its lines: a file the
+ * kept set cannot take is skipped by looking at one byte per line, never parsed. Files ripgrep
+ * found binary are dropped.
+ */
+async function jsonPass(search: RipgrepSearch, args: string[], top: TopFiles): Promise<void> {
+  let current: FileMatches | undefined;
+  const parse = (buf: Buffer, from: number, to: number): RgMessage | undefined => {
+    try {
+      return JSON.parse(buf.toString("utf8", from, to)) as RgMessage;
+    } catch {
+      return undefined;
+    }
+  };
+  const line = (buf: Buffer, from: number, to: number) => {
+    if (to - from <= TYPE_AT) return;
+    let kind = buf[from + TYPE_AT];
+    if (buf.compare(TYPE_PREFIX, 0, TYPE_AT, from, from + TYPE_AT) !== 0) {
+      // Not the key order ripgrep writes today: fall back to reading the type.
+      const type = parse(buf, from, to)?.type;
+      kind = type === "begin" ? B : type === "match" ? M : type === "end" ? E : undefined;
+    }
+    if (kind === B) {
+      const msg = parse(buf, from, to);
+      const rel = normalisePath(textOf(msg?.data.path));
+      current = top.wants(rel) ? { path: rel, matches: [] } : undefined;
+    } else if (kind === M && current) {
+      if (current.matches.length >= top.perFile) {
+        top.markMore();
+        return;
+      }
+      const fast = matchFields(buf, from, to);
+      if (fast) {
+        current.matches.push(fast);
+        return;
+      }
+      const msg = parse(buf, from, to);
+      if (msg?.type === "match")
+        current.matches.push({ line: msg.data.line_number ?? 0, text: stripEol(textOf(msg.data.lines)) });
+    } else if (kind === E && current) {
+      const msg = parse(buf, from, to);
+      // ripgrep reports matches found before it saw a NUL byte; a binary file is skipped whole.
+      if (msg?.type === "end" && msg.data.binary_offset == null) top.offer(current);
+      current = undefined;
+    }
+  };
+  const { code, stderr } = await runRipgrep(search, args, { line }, MAX_JSON_LINE);
+  checkExit(search, code, stderr, top.result().files.length === 0);
+}
+
+/** Turns ripgrep's exit into the error a caller can act on; exit 0, 1 and other 2s pass. */
+function checkExit(search: RipgrepSearch, code: number | null, stderr: string, nothingKept: boolean): void {
+  if (code === 2 && /regex parse error|error parsing|regex could not be compiled/i.test(stderr)) {
+    throw new ToolbeltError(
+      "EINVAL_INPUT",
+      `invalid regex ${JSON.stringify(search.query)}: ${stderr.trim()}`,
+      {
+        details: { field: "query" },
+      },
+    );
+  }
+  if (code === 2 && /glob|--iglob/i.test(stderr) && nothingKept) {
+    throw new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${stderr.trim()}`, {
+      details: { field: "include" },
+    });
+  }
+  if (code !== 0 && code !== 1 && code !== 2) {
+    throw new ToolbeltError("EINTERNAL", `ripgrep exited with ${code}: ${stderr.trim().slice(0, 500)}`);
+  }
+}
+
+/**
+ * A plain-output line longer than this sends its file to a JSON pass instead. Its JSON message is
+ * at most about 64 bytes per byte of line (escapes, plus a submatch object per possible match), so
+ * below this it stays under MAX_JSON_LINE, which the JSON pass drops at: both read the same lines.
+ */
+const PLAIN_LINE_MAX = 96 * 1024;
+
+/** ripgrep's line for a file it was handed by name and found binary: `path: binary file matches …`. */
+const BINARY_NOTICE =
+  /: (?:binary file matches|WARNING: stopped searching binary file after match) \(found "\\0" byte around offset \d+\)$/;
+
+/**
+ * ripgrep's plain output for named files, `path NUL line-number : text LF` (`--null
+ * --line-number --no-heading`): a quarter of the bytes of `--json`, and read without a JSON parse.
+ * Only for batches whose names hold no LF and are UTF-8 (the count pass checked), so every output
+ * line is one record. Whatever the JSON pass would read differently goes to it: a file with a line
+ * too long to be sure of (`redo`), and one whose last match ends in CR without the file ending in
+ * LF (a CR at the very end of a file, which plain output cannot tell from CRLF). Anything
+ * unexpected (a name not asked for, a file's lines not together, an unknown line) answers
+ * undefined, and the caller reads the whole batch as JSON. Nothing reaches `top` from here.
+ */
+async function plainPass(
+  search: RipgrepSearch,
+  args: string[],
+  batch: Counted[],
+  perFile: number,
+): Promise<{ files: FileMatches[]; redo: Counted[]; more: boolean } | undefined> {
+  const byName = new Map(batch.map((c) => [c.printed, c]));
+  type Collected = {
+    counted: Counted;
+    matches: LineMatch[];
+    endsInCr: boolean;
+    redo: boolean;
+    binary: boolean;
+  };
+  const seen = new Map<string, Collected>();
+  let current: Collected | undefined;
+  let currentName: Buffer | undefined;
+  // Most output is ASCII: such a chunk is decoded once and each line's text sliced from it (a
+  // decode per line cost more than the rest of the parse).
+  let chunk: Buffer | undefined;
+  let chunkText: string | undefined;
+  let more = false;
+  let surprise = false;
+  const open = (name: string): Collected | undefined => {
+    const counted = byName.get(name);
+    if (!counted || seen.has(name)) return undefined;
+    const entry: Collected = { counted, matches: [], endsInCr: false, redo: false, binary: false };
+    seen.set(name, entry);
+    return entry;
+  };
+  const line = (buf: Buffer, from: number, to: number) => {
+    if (surprise) return;
+    const nul = buf.indexOf(0, from);
+    if (nul === -1 || nul >= to) {
+      const notice = BINARY_NOTICE.exec(buf.toString("utf8", from, to));
+      const name = notice ? buf.toString("utf8", from, from + notice.index) : undefined;
+      // A binary file is dropped whole, as the JSON pass drops one with a binary offset.
+      const entry = name === undefined ? undefined : (seen.get(name) ?? open(name));
+      if (entry) {
+        entry.binary = true;
+        entry.matches = [];
+      } else surprise = true;
+      current = undefined;
+      currentName = undefined;
+      return;
+    }
+    if (!current || !currentName || !sameBytes(currentName, buf, from, nul)) {
+      current = open(buf.toString("utf8", from, nul));
+      if (!current) {
+        surprise = true;
+        return;
+      }
+      currentName = Buffer.from(buf.subarray(from, nul));
+    }
+    if (current.binary) return;
+    let at = nul + 1;
+    let lineNumber = 0;
+    for (; at < to; at++) {
+      const d = (buf[at] as number) - 48;
+      if (d < 0 || d > 9) break;
+      lineNumber = lineNumber * 10 + d;
+    }
+    if (at === nul + 1 || buf[at] !== 0x3a) {
+      surprise = true;
+      return;
+    }
+    if (current.matches.length >= perFile) {
+      more = true;
+      return;
+    }
+    const cr = to > at + 1 && buf[to - 1] === 0x0d;
+    current.endsInCr = cr;
+    if (buf !== chunk) {
+      chunk = buf;
+      chunkText = isAscii(buf) ? buf.toString("latin1") : undefined;
+    }
+    const end = cr ? to - 1 : to;
+    const text = chunkText !== undefined ? chunkText.slice(at + 1, end) : buf.toString("utf8", at + 1, end);
+    current.matches.push({ line: lineNumber, text });
+  };
+  const oversized = (head: Buffer) => {
+    if (surprise) return;
+    const nul = head.indexOf(0);
+    const name = nul === -1 ? undefined : head.toString("utf8", 0, nul);
+    const entry = name === undefined ? undefined : (seen.get(name) ?? open(name));
+    if (!entry) surprise = true;
+    else entry.redo = true;
+    current = undefined;
+    currentName = undefined;
+  };
+  const { code, stderr } = await runRipgrep(search, args, { line, oversized }, PLAIN_LINE_MAX);
+  if (surprise || (code === 2 && /regex|glob/i.test(stderr))) return undefined;
+  checkExit(search, code, stderr, false);
+  const files: FileMatches[] = [];
+  const redo: Counted[] = [];
+  for (const entry of seen.values()) {
+    if (entry.binary) continue;
+    if (entry.redo || (entry.endsInCr && !endsInLf(path.join(search.cwd, entry.counted.printed))))
+      redo.push(entry.counted);
+    else files.push({ path: entry.counted.rel, matches: entry.matches });
+  }
+  return { files, redo, more };
+}
+
+/** Whether `name` holds the bytes of `buf` from `from` to `to` (a short loop beats Buffer#compare). */
+function sameBytes(name: Buffer, buf: Buffer, from: number, to: number): boolean {
+  if (name.length !== to - from) return false;
+  for (let i = 0; i < name.length; i++) if (name[i] !== buf[from + i]) return false;
+  return true;
+}
+
+/**
+ * Whether a regular file's last byte is LF (then every line of it ended in LF, and a match line
+ * printed with CR before the LF ended in CRLF). False when unsure: not a regular file, unreadable.
+ */
+function endsInLf(abs: string): boolean {
+  let fd: number | undefined;
+  try {
+    // Non-blocking: a name that became a FIFO since ripgrep read it must not hang the search.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size === 0) return false;
+    const last = Buffer.alloc(1);
+    return readSync(fd, last, 0, 1, st.size - 1) === 1 && last[0] === 0x0a;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Past this much `--count` output the two-pass search gives way to one full JSON pass. */
@@ -317,21 +497,35 @@ export async function searchWithRipgrep(search: RipgrepSearch): Promise<EngineRe
   const admitted = counted.filter((c) => top.wants(c.rel)).sort((a, b) => comparePaths(a.rel, b.rel));
   // Explicit paths: ignore rules and the include glob were applied by the count pass.
   const base = ripgrepArgs({ target: ".", query: search.query }).slice(0, -1);
+  const plainBase = base.flatMap((a) =>
+    a === "--json" ? ["--null", "--line-number", "--no-heading", "--with-filename", "--color=never"] : [a],
+  );
   let next = 0;
   while (next < admitted.length && !top.settled) {
-    const paths: string[] = [];
+    const batch: Counted[] = [];
     let sum = 0;
     let bytes = 0;
     while (
       next < admitted.length &&
-      (paths.length === 0 || (sum <= search.maxMatches && bytes < PATHS_PER_PASS_BYTES))
+      (batch.length === 0 || (sum <= search.maxMatches && bytes < PATHS_PER_PASS_BYTES))
     ) {
       const c = admitted[next++] as Counted;
-      paths.push(c.printed);
+      batch.push(c);
       sum += c.count;
       bytes += c.printed.length + 1;
     }
-    await jsonPass(search, [...base, ...paths], top);
+    // A name with LF would make plain output ambiguous (it is one record per line).
+    const plain =
+      search.jsonOnly || batch.some((c) => c.printed.includes("\n"))
+        ? undefined
+        : await plainPass(search, [...plainBase, ...batch.map((c) => c.printed)], batch, top.perFile);
+    if (!plain) {
+      await jsonPass(search, [...base, ...batch.map((c) => c.printed)], top);
+      continue;
+    }
+    if (plain.more) top.markMore();
+    for (const file of plain.files) top.offer(file);
+    if (plain.redo.length) await jsonPass(search, [...base, ...plain.redo.map((c) => c.printed)], top);
   }
   if (next < admitted.length) top.markMore();
   return { ...top.result(), skipped: top.skipped };
