@@ -77,14 +77,16 @@ const oneShot = [
 ];
 // Interleaved (one run of each command per round), so a load that changes during the run weighs on
 // every command and its baseline alike.
+// BENCH_ONLY=exec skips the one-shot commands (the exec rows alone, e.g. while working on per-call cost).
+const execOnly = process.env.BENCH_ONLY === "exec";
 const times = oneShot.map(() => []);
-for (let round = 0; round < runs; round++)
+for (let round = 0; round < (execOnly ? 0 : runs); round++)
   oneShot.forEach(([name, argv], i) => {
     const okCodes = name.includes("no_such_tool") ? [1] : [0];
     times[i].push(...timeCommand(argv, { runs: 1, warmup: round === 0 ? 2 : 0, okCodes, cwd: root, env }));
   });
-const results = oneShot.map(([name], i) => [name, stats(times[i])]);
-const baseline = results[0][1].median;
+const results = execOnly ? [] : oneShot.map(([name], i) => [name, stats(times[i])]);
+const baseline = execOnly ? 0 : results[0][1].median;
 
 const line = (tool, input, id) => `${JSON.stringify({ id: String(id), tool, input })}\n`;
 const oneRead = line("read_file", { path: "hello.txt" }, 0);
@@ -96,29 +98,26 @@ const firstPlain = stats(
 );
 
 /** Calls per second between the first and the last answer (steady state, start-up excluded). */
-async function throughput(argv, input) {
-  const perRun = await repeat(execRuns, async () => {
-    const t = await lineTimes(argv, input);
-    if (t.length !== calls) throw new Error(`${argv.join(" ")}: ${t.length} answers for ${calls} calls`);
-    return ((calls - 1) / (t[t.length - 1] - t[0])) * 1000;
-  });
-  return stats(perRun).median;
+async function rate(argv, input) {
+  const t = await lineTimes(argv, input);
+  if (t.length !== calls) throw new Error(`${argv.join(" ")}: ${t.length} answers for ${calls} calls`);
+  return ((calls - 1) / (t[t.length - 1] - t[0])) * 1000;
+}
+/** Medians of toolbelt's and the plain script's rates, run interleaved (one of each per round). */
+async function throughput(tbArgv, plainArgv, input) {
+  const perRun = await repeat(execRuns, async () => [
+    await rate(tbArgv, input),
+    await rate(plainArgv, input),
+  ]);
+  return [stats(perRun.map((r) => r[0])).median, stats(perRun.map((r) => r[1])).median];
 }
 const reads = Array.from({ length: calls }, (_, i) =>
   line("read_file", { path: `src/f${i % 50}.txt` }, i),
 ).join("");
 const lists = Array.from({ length: calls }, (_, i) => line("list_files", { path: "src" }, i)).join("");
 const rates = [
-  [
-    `exec ${calls} read_file`,
-    await throughput([node, BIN, "exec"], reads),
-    await throughput([node, PLAIN, root], reads),
-  ],
-  [
-    `exec ${calls} list_files`,
-    await throughput([node, BIN, "exec"], lists),
-    await throughput([node, PLAIN, root], lists),
-  ],
+  [`exec ${calls} read_file`, ...(await throughput([node, BIN, "exec"], [node, PLAIN, root], reads))],
+  [`exec ${calls} list_files`, ...(await throughput([node, BIN, "exec"], [node, PLAIN, root], lists))],
 ];
 rmSync(root, { recursive: true, force: true });
 rmSync(env.TOOLBELT_CONFIG_DIR, { recursive: true, force: true });
@@ -127,12 +126,13 @@ const load = os.loadavg()[0].toFixed(1);
 console.log(
   `## startup (median of ${runs} runs, ${os.cpus().length} cores, node ${process.version}, load ${load})\n`,
 );
-console.log(
-  table(
-    ["command", "median", "p10", "p90", "vs node -e ''"],
-    results.map(([name, s]) => [name, fmt(s.median), fmt(s.p10), fmt(s.p90), ratio(s.median, baseline)]),
-  ),
-);
+if (!execOnly)
+  console.log(
+    table(
+      ["command", "median", "p10", "p90", "vs node -e ''"],
+      results.map(([name, s]) => [name, fmt(s.median), fmt(s.p10), fmt(s.p90), ratio(s.median, baseline)]),
+    ),
+  );
 console.log(`\n## exec (median of ${execRuns} runs)\n`);
 console.log(
   table(

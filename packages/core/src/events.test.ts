@@ -67,3 +67,85 @@ describe("events", () => {
     expect(eventSchema.options).toHaveLength(EVENT_TYPES.length);
   });
 });
+
+describe("the call events' fast path", () => {
+  // What zod's parse returns for the same input: the fast path must build exactly that (keys in the
+  // schema's order, extra keys dropped, the result copied), and refuse exactly what zod refuses.
+  const viaZod = (input: Record<string, unknown>, seq: number, at: string) =>
+    eventSchema.parse({ ...input, v: 1, seq, session: "s", at });
+  const same = (input: Record<string, unknown>) => {
+    const stream = new EventStream("s", [fake]);
+    const event = stream.emit(input as never);
+    const expected = viaZod(input, event.seq, event.at);
+    expect(event).toStrictEqual(expected);
+    expect(JSON.stringify(event)).toBe(JSON.stringify(expected));
+    expect(Object.keys(event)).toEqual(Object.keys(expected));
+    return event;
+  };
+
+  it("builds tool_call and tool_result as zod would", () => {
+    same({ type: "tool_call", call_id: "c1", tool: "read_file", input: { path: "a" } });
+    same({ input: null, tool: "t", call_id: "c", type: "tool_call" });
+    same({ type: "tool_result", call_id: "c", tool: "t", result: { kind: "x", n: 1 }, duration_ms: 0 });
+    same({ type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, text: "hi", duration_ms: 2 });
+    // A present-but-undefined optional key stays a key, as zod keeps it.
+    same({
+      type: "tool_result",
+      call_id: "c",
+      tool: "t",
+      result: { kind: "x" },
+      text: undefined,
+      duration_ms: 2,
+    });
+    same({
+      type: "tool_result",
+      call_id: "c",
+      tool: "t",
+      result: { kind: "x", u: undefined },
+      duration_ms: 1,
+    });
+    same({
+      type: "tool_result",
+      call_id: "c",
+      tool: "t",
+      result: Object.assign(Object.create(null), { kind: "y" }),
+      duration_ms: 1,
+    });
+    // zod takes a present-but-undefined input (an absent one it refuses).
+    same({ type: "tool_call", call_id: "c", tool: "t", input: undefined });
+    // Unknown keys are dropped, as zod's object strips them.
+    same({ type: "tool_call", call_id: "c", tool: "t", input: 1, extra: true });
+    same({ type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, duration_ms: 1, extra: 1 });
+  });
+
+  it("copies the result record, so a listener sees what zod would hand it", () => {
+    const result = { kind: "x" };
+    const event = same({ type: "tool_result", call_id: "c", tool: "t", result, duration_ms: 1 });
+    expect(event.type === "tool_result" && event.result).not.toBe(result);
+  });
+
+  it("refuses what zod refuses, with zod's error", () => {
+    const bad: Array<Record<string, unknown>> = [
+      { type: "tool_call", call_id: 1, tool: "t", input: {} },
+      { type: "tool_call", call_id: "c", tool: "t" },
+      { type: "tool_result", call_id: "c", tool: "t", result: [], duration_ms: 1 },
+      { type: "tool_result", call_id: "c", tool: "t", result: new Map(), duration_ms: 1 },
+      { type: "tool_result", call_id: "c", tool: "t", result: { [Symbol("s")]: 1 }, duration_ms: 1 },
+      { type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, duration_ms: -1 },
+      { type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, duration_ms: Number.NaN },
+      { type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, text: 3, duration_ms: 1 },
+      { type: "tool_result", call_id: "c", tool: "t", duration_ms: 1 },
+    ];
+    for (const input of bad) {
+      const stream = new EventStream("s", [fake]);
+      let zodError: unknown;
+      try {
+        viaZod(input, 0, new Date().toISOString());
+      } catch (error) {
+        zodError = error;
+      }
+      expect(zodError, JSON.stringify(input)).toBeInstanceOf(z.ZodError);
+      expect(() => stream.emit(input as never)).toThrow((zodError as Error).message);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import crypto, { createHash } from "node:crypto";
 
 /** What identifies one version of a file: size and mtime are cheap, the hash catches same-size same-mtime edits. */
 export interface FileFingerprint {
@@ -30,8 +30,16 @@ function merge(windows: LineWindow[]): LineWindow[] {
   return out;
 }
 
+// crypto.hash (Node ≥ 20.12) is the one-shot form of the same digest, without a Hash object per read.
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string })
+  .hash;
+
+function sha1Hex(content: Uint8Array): string {
+  return oneShotHash ? oneShotHash("sha1", content, "hex") : createHash("sha1").update(content).digest("hex");
+}
+
 export function fingerprintOf(content: Uint8Array, stat: { size: number; mtimeMs: number }): FileFingerprint {
-  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: createHash("sha1").update(content).digest("hex") };
+  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: sha1Hex(content) };
 }
 
 function sameVersion(a: FileFingerprint, b: FileFingerprint): boolean {

@@ -19,11 +19,24 @@ function isInside(root: string, candidate: string): boolean {
   return candidate.startsWith(prefix);
 }
 
+function realpathOrUndefined(absolute: string): string | undefined {
+  try {
+    return realpathSync.native(absolute);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Resolves every symlink along `absolute`, component by component, so that a path whose tail
  * does not exist yet is still judged by where its existing parents really are.
  */
 function resolveLenient(absolute: string): { real: string; exists: boolean } {
+  // Most paths exist and hold no symlink: then one realpath(3) in C says so, and the walk below
+  // (one lstat per component, each building a Stats object) would return `absolute` unchanged.
+  // Any other answer (a symlink on the way, a missing tail, an error) takes the walk, whose result
+  // and errors are the ones callers know.
+  if (realpathOrUndefined(absolute) === absolute) return { real: absolute, exists: true };
   let pending = absolute.split(path.sep).filter(Boolean);
   let current: string = path.sep;
   let hops = 0;
