@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { BudgetedWorker } from "@toolbelt/core";
 import { sniffBom } from "../text-decode.js";
 import { makeOverride, type WalkedFile, walkFiles } from "../walk.js";
-import { ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
+import { decodeResponse, ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
 import type { CompiledQuery } from "./regex.js";
 import { type EngineResult, type LineMatch, TopFiles } from "./results.js";
 
@@ -31,7 +31,9 @@ export function searchBuffer(buf: Buffer, query: CompiledQuery): LineMatch[] | u
   const bom = sniffBom(buf);
   const encoding = bom.encoding === "utf-8-bom" ? "utf-8" : bom.encoding;
   const data = buf.subarray(bom.length);
-  const [result] = inProcess({ query: query.spec, data, files: [0, data.length, ENCODING_CODE[encoding]] });
+  const [result] = decodeResponse(
+    inProcess({ query: query.spec, data, files: [0, data.length, ENCODING_CODE[encoding]] }),
+  );
   return result ?? undefined;
 }
 
@@ -143,7 +145,8 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
           ...(search.signal ? { signal: search.signal } : {}),
         },
       )
-      .then((results) => {
+      .then((response) => {
+        const results = decodeResponse(response);
         // Every result is offered, even after the stop: a batch answered late may hold files
         // that sort before the ones kept so far.
         results.forEach((matches, i) => {

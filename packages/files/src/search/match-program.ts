@@ -18,8 +18,30 @@ export type MatchRequest = {
   files: number[];
 };
 
-/** Per file of the request: its matching lines, or null for a binary file (a NUL byte). */
-export type MatchResponse = Array<LineMatch[] | null>;
+/**
+ * The matches of a request, flat: per file its number of matching lines (-1 for a binary file, a
+ * NUL byte), every match's line number in order, and their texts joined by LF (a line holds none).
+ * Flat because cloning one small object per match between threads cost more than the matching.
+ */
+export type MatchResponse = { counts: number[]; lines: Int32Array; texts: string };
+
+/** Per file of a request: its matching lines, or null for a binary file. */
+export function decodeResponse(response: MatchResponse): Array<LineMatch[] | null> {
+  const texts = response.texts.split("\n");
+  const out: Array<LineMatch[] | null> = [];
+  let at = 0;
+  for (const count of response.counts) {
+    if (count < 0) {
+      out.push(null);
+      continue;
+    }
+    const matches: LineMatch[] = [];
+    for (let end = at + count; at < end; at++)
+      matches.push({ line: response.lines[at] as number, text: texts[at] as string });
+    out.push(matches);
+  }
+  return out;
+}
 
 /**
  * The JS engine's matching, as one self-contained function: it runs in the search worker from its
@@ -116,11 +138,18 @@ export function matchProgram(): (request: MatchRequest) => MatchResponse {
       key = k;
     }
     const all = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    const out: MatchResponse = [];
+    const counts: number[] = [];
+    const lines: number[] = [];
+    const texts: string[] = [];
     for (let i = 0; i + 2 < files.length; i += 3) {
       const buf = all.subarray(files[i] as number, files[i + 1] as number);
-      out.push(searchOne(buf, files[i + 2] as number, compiled));
+      const found = searchOne(buf, files[i + 2] as number, compiled);
+      counts.push(found ? found.length : -1);
+      for (const m of found ?? []) {
+        lines.push(m.line);
+        texts.push(m.text);
+      }
     }
-    return out;
+    return { counts, lines: Int32Array.from(lines), texts: texts.join("\n") };
   };
 }
