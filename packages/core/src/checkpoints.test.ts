@@ -246,6 +246,37 @@ describe("several sessions on one store", () => {
   });
 });
 
+describe("the before-image's hash", () => {
+  it("is the hash of the bytes given, also when they follow an after-image of the same file", async () => {
+    const root = temp("tb-cp-hash-");
+    const store = new CheckpointStore(root, "s-hash", checkpointsConfigSchema.parse({}));
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const files = async () => (await store.list()).at(-1)?.files[0];
+    await store.begin({ call: "c1", tool: "put" }, [
+      { path: "a.txt", before: enc("v0\n"), after: enc("v1\n") },
+    ]);
+    // The same bytes as the last after-image (another buffer), bytes of the same size that differ,
+    // and the same bytes under another path: each before is the hash of exactly what was given.
+    for (const [i, [rel, before]] of (
+      [
+        ["a.txt", "v1\n"],
+        ["a.txt", "V1\n"],
+        ["b.txt", "v1\n"],
+      ] as const
+    ).entries()) {
+      await store.begin({ call: `n${i}`, tool: "put" }, [
+        { path: rel, before: enc(before), after: enc(`w${i}\n`) },
+      ]);
+      expect(await files()).toEqual({
+        path: rel,
+        before: sha256(enc(before)),
+        after: sha256(enc(`w${i}\n`)),
+      });
+      expect(await store.blob(sha256(enc(before)))).toEqual(enc(before));
+    }
+  });
+});
+
 describe("a crash between the record and the write", () => {
   it("leaves a record a restore uses: the written file goes back, the unwritten one is left alone", async () => {
     const root = temp("tb-cp-crash-");

@@ -28,6 +28,20 @@ afterEach(() => {
   for (const d of dirs.splice(1)) rmSync(d, { recursive: true, force: true });
 });
 
+/** Writes `content`, telling core it read `claimed` from the file (as an edit passes the bytes it loaded). */
+const writeClaiming = defineTool({
+  name: "write_claiming",
+  family: "plug",
+  access: "write",
+  description: "Writes one file, passing what it claims the file held.",
+  input: z.object({ path: z.string(), content: z.string(), claimed: z.string() }),
+  async execute(input, ctx) {
+    const abs = ctx.resolve(input.path).abs;
+    await ctx.writeFiles([{ abs, data: input.content, before: new TextEncoder().encode(input.claimed) }]);
+    return { kind: "ok" };
+  },
+});
+
 const writeMany = defineTool({
   name: "write_many",
   family: "plug",
@@ -50,7 +64,11 @@ const writeMany = defineTool({
 });
 
 function session(root: string, options: Partial<SessionOptions> = {}) {
-  return createSession({ root, plugins: [definePlugin({ name: "plug", tools: [writeMany] })], ...options });
+  return createSession({
+    root,
+    plugins: [definePlugin({ name: "plug", tools: [writeMany, writeClaiming] })],
+    ...options,
+  });
 }
 
 describe("ctx.writeFiles", () => {
@@ -125,6 +143,33 @@ describe("ctx.writeFiles", () => {
     expect(() => readFileSync(path.join(root, "fresh.txt"))).toThrow();
     // The rolled-back write left no checkpoint behind.
     expect((await s.checkpoints.list()).filter((c) => c.session === s.id)).toEqual([]);
+    await s.close();
+  });
+
+  it("records what is on disk at write time as the before-image, whatever the caller says it read", async () => {
+    const root = temp("tb-tx-");
+    const s = await session(root);
+    const cases = [
+      { disk: "on disk 1\n", claimed: "on disk 1\n" }, // the usual case: the claim holds
+      { disk: "on disk 2\n", claimed: "ON DISK 2\n" }, // same size, other bytes (changed under the caller)
+      { disk: "on disk 3\n", claimed: "shorter\n" },
+      { disk: "on disk 4\n", claimed: "" },
+    ];
+    for (const [i, c] of cases.entries()) {
+      writeFileSync(path.join(root, "a.txt"), c.disk);
+      const out = await s.call("write_claiming", {
+        path: "a.txt",
+        content: `new ${i}\n`,
+        claimed: c.claimed,
+      });
+      expect(out).toMatchObject({ kind: "ok" });
+      const [last] = (await s.checkpoints.list()).slice(-1);
+      const [file] = (await s.checkpoints.diff(last?.id as string)).files;
+      expect(file?.diff).toContain(`-${c.disk.trimEnd()}`);
+    }
+    // Restoring the last change puts back what was on disk, not the claim.
+    await s.checkpoints.restore("last");
+    expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("on disk 4\n");
     await s.close();
   });
 

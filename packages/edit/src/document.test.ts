@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { decodeDocument, encodeDocument, eolStyle, keepFinalNewline, spliceDocument } from "./document.js";
+import {
+  decodeDocument,
+  encodeDocument,
+  encodedText,
+  eolStyle,
+  keepFinalNewline,
+  spliceDocument,
+} from "./document.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -39,5 +46,63 @@ describe("documents keep their bytes", () => {
   it("refuses binary and non-UTF-8 files", () => {
     expect(() => decodeDocument(new Uint8Array([0x61, 0, 0x62]), "f")).toThrow(/binary/);
     expect(() => decodeDocument(new Uint8Array([0xff, 0xfe, 0x61]), "f")).toThrow(/UTF-8/);
+  });
+
+  it("decodes exactly as a strict UTF-8 decoder does, and refuses what it refuses", () => {
+    const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    for (const raw of ["plain ascii\n", "\uFEFFbom\r\n", "é ü 漢字 😀\n", "\uFEFF", ""]) {
+      const doc = decodeDocument(bytes(raw), "f");
+      expect((doc.bom ? "\uFEFF" : "") + doc.text.replace(/\n/g, "")).toBe(
+        strict.decode(bytes(raw)).replace(/\r?\n/g, ""),
+      );
+      expect(encodeDocument(doc)).toBe(raw);
+    }
+    for (const bad of [[0xc3], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xc0, 0x80], [0xe2, 0x82]]) {
+      const u = Uint8Array.from([0x61, ...bad, 0x62]);
+      expect(() => strict.decode(u)).toThrow();
+      expect(() => decodeDocument(u, "f")).toThrow(/UTF-8/);
+    }
+  });
+
+  it("knows the encoding of the documents it made without walking them, and it is encodeDocument's", () => {
+    const files = [
+      "a\nb\nc\n",
+      "a\nb\nc",
+      "\uFEFFa\nb\n",
+      "a\r\nb\r\nc\r\n",
+      "a\r\nb\nc",
+      "x\ry\n",
+      "",
+      "\n",
+    ];
+    for (const raw of files) {
+      const doc = decodeDocument(bytes(raw), "f");
+      const shapes = [doc];
+      for (const [from, to, text] of [
+        [0, 1, "A\nA2"],
+        [doc.text.length, doc.text.length, "tail\n"],
+        [Math.max(0, doc.text.length - 1), doc.text.length, ""],
+        [0, doc.text.length, "all new"],
+      ] as const) {
+        shapes.push(spliceDocument(doc, from, to, text));
+        shapes.push(keepFinalNewline(doc, spliceDocument(doc, from, to, text)));
+      }
+      for (const d of shapes) {
+        expect(encodedText(d)).toBe(encodeDocument(d));
+        expect(eolStyle(d)).toBe(eolStyle({ ...d, eols: [...d.eols] }));
+        expect(d.eols.length).toBe(d.text.split("\n").length);
+      }
+    }
+  });
+
+  it("gives a splice the same terminators whether or not the caller names the start line", () => {
+    const doc = decodeDocument(bytes("a\r\nb\nc\r\nd\n"), "f");
+    const start = doc.text.indexOf("c");
+    expect(spliceDocument(doc, start, start + 2, "C\nC2\n", 2)).toEqual(
+      spliceDocument(doc, start, start + 2, "C\nC2\n"),
+    );
+    const many = "x\n".repeat(5000);
+    const big = spliceDocument(doc, start, start + 2, many);
+    expect(encodeDocument(big)).toBe(`a\r\nb\n${"x\r\n".repeat(5000)}d\n`);
   });
 });

@@ -1,3 +1,4 @@
+import { Buffer, isAscii, isUtf8 } from "node:buffer";
 import { ToolbeltError } from "@toolbelt/core";
 
 /**
@@ -35,15 +36,15 @@ export function decodeDocument(bytes: Uint8Array, rel: string): TextDocument {
       details: { path: rel },
     });
   }
-  let decoded: string;
-  try {
-    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch (error) {
+  // Validated first, then decoded without checks: for valid UTF-8 this is what a fatal TextDecoder
+  // gives (a BOM included). ASCII, the usual source file, decodes as Latin-1 at a few times the speed.
+  if (!isUtf8(bytes)) {
     throw new ToolbeltError("EBINARY", `${rel} is not valid UTF-8; refusing to edit it`, {
-      cause: error,
       details: { path: rel },
     });
   }
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const decoded = view.toString(isAscii(view) ? "latin1" : "utf8");
   const bom = decoded.startsWith(BOM);
   const raw = bom ? decoded.slice(1) : decoded;
   const doc = fromRaw(raw, bom);

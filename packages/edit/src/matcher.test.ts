@@ -164,3 +164,27 @@ describe("edit_file matching stages", () => {
     expect((m as MatchFailure).tried).toEqual(["exact", "line_endings"]);
   });
 });
+
+describe("line numbers of a match", () => {
+  it("are the same whether the document's lines were split by an earlier stage or not", () => {
+    const source = "a\nb\nneedle one\nneedle two\nc\n  indented x\n  indented y\n";
+    const cases: Array<[string, number, number]> = [
+      ["needle one\nneedle two", 3, 4],
+      ["needle two\n", 4, 4],
+      ["a", 1, 1],
+      ["indented y\n", 7, 7],
+    ];
+    // A fresh document per search: only the exact stage ran, nothing split it into lines.
+    const fresh = cases.map(([search]) => locate(fromRaw(source), search, "X") as Match);
+    // One document, first made to build its line index by an indentation-stage search.
+    const shared = fromRaw(source);
+    expect(ok({ ...(locate(shared, "indented x\nindented y", "Z") as Match), result: "" }).strategy).toBe(
+      "indentation",
+    );
+    const split = cases.map(([search]) => locate(shared, search, "X") as Match);
+    for (const [i, [, start, end]] of cases.entries()) {
+      expect([fresh[i]?.startLine, fresh[i]?.endLine]).toEqual([start, end]);
+      expect([split[i]?.startLine, split[i]?.endLine]).toEqual([start, end]);
+    }
+  });
+});
