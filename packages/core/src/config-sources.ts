@@ -1,6 +1,5 @@
 import path from "node:path";
 import {
-  CONFIG_FILE,
   mergeDeep,
   type ParseOptions,
   type PermissionMode,
@@ -8,15 +7,10 @@ import {
   readConfigFile,
   type ToolbeltConfig,
 } from "./config.js";
+import { CONFIG_FILE, projectConfigFile, userConfigFile } from "./config-paths.js";
 import { type ConfigContribution, DROP, type TrustRule } from "./contributions.js";
 import type { TrustInfo } from "./trust.js";
-import {
-  type ProjectTrustOptions,
-  projectTrust,
-  USER_CONFIG_FILE,
-  userConfigDir,
-  userDirInside,
-} from "./trust-store.js";
+import { type ProjectTrustOptions, projectTrust, userConfigDir, userDirInside } from "./trust-store.js";
 
 /** One source of settings; only a trusted one may loosen policy or name code to run. */
 export interface ConfigLayer {
@@ -313,7 +307,7 @@ export function loadTrustedConfig(
   const { trusted, reason } = projectTrust(root, { ...options, env, userDir });
   const layers: ConfigLayer[] = [];
   if (options.userConfig !== false) {
-    const file = path.join(userDir, USER_CONFIG_FILE);
+    const file = userConfigFile(userDir);
     const value = readConfigFile(file, { optional: true });
     // Inside the root the model can write it like any project file: it then counts as the project's.
     const writable = userDirInside(root, userDir);
@@ -324,7 +318,7 @@ export function loadTrustedConfig(
         trusted: trusted || !writable,
       });
   }
-  const projectValue = readConfigFile(path.join(root, CONFIG_FILE), { optional: true });
+  const projectValue = readConfigFile(projectConfigFile(root), { optional: true });
   if (projectValue !== undefined) layers.push({ value: projectValue, source: CONFIG_FILE, trusted });
   if (options.file)
     layers.push({ value: readConfigFile(path.resolve(options.file)), source: options.file, trusted: true });

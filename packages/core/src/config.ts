@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { checkpointsConfigSchema } from "./checkpoints.js";
+import { projectConfigFile } from "./config-paths.js";
 import { type ConfigContribution, clash, contributedKeys } from "./contributions.js";
 import { ToolbeltError } from "./errors.js";
 import { rulesSchema } from "./rules.js";
@@ -122,8 +123,7 @@ export type ToolbeltConfigInput = Omit<CoreConfigInput, "agent" | "tools"> &
     tools?: Record<string, ToolEntry | undefined>;
   };
 
-/** The default location of a project's config, relative to the root. */
-export const CONFIG_FILE = path.join("configs", "app.json");
+export { CONFIG_FILE } from "./config-paths.js";
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join(".") : "(top level)";
@@ -266,7 +266,7 @@ export function loadConfig(
   options: { file?: string; overrides?: unknown; contributions?: readonly ConfigContribution[] } = {},
 ): ToolbeltConfig {
   const layers: Array<{ value: unknown; source: string }> = [];
-  const projectFile = path.join(root, CONFIG_FILE);
+  const projectFile = projectConfigFile(root);
   try {
     layers.push({ value: readJson(projectFile), source: projectFile });
   } catch (error) {

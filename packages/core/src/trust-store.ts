@@ -1,24 +1,10 @@
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
+import { TRUST_ENV, trustFile, userConfigDir } from "./config-paths.js";
 import { ToolbeltError } from "./errors.js";
 
-/**
- * The user's own toolbelt folder: `$TOOLBELT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolbelt`, else
- * `~/.config/toolbelt`. It holds the user's config and the list of trusted projects; it lies outside
- * every project root, so the model's file tools cannot write it.
- */
-export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.TOOLBELT_CONFIG_DIR) return path.resolve(env.TOOLBELT_CONFIG_DIR);
-  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
-  return path.join(base, "toolbelt");
-}
-
-/** The user's config file: applies to every session, with full rights. */
-export const USER_CONFIG_FILE = "config.json";
-/** The list of projects the user marked trusted (`toolbelt trust DIR`). */
-export const TRUST_FILE = "trusted-projects.json";
+export { TRUST_FILE, USER_CONFIG_FILE, userConfigDir } from "./config-paths.js";
 
 export interface TrustedProject {
   /** The real path (symlinks resolved) the user trusted. */
@@ -39,16 +25,16 @@ function realDir(dir: string): string {
 export function listTrustedProjects(dir: string = userConfigDir()): TrustedProject[] {
   let text: string;
   try {
-    text = readFileSync(path.join(dir, TRUST_FILE), "utf8");
+    text = readFileSync(trustFile(dir), "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw new ToolbeltError("EINVAL_CONFIG", `cannot read ${path.join(dir, TRUST_FILE)}`, { cause: error });
+    throw new ToolbeltError("EINVAL_CONFIG", `cannot read ${trustFile(dir)}`, { cause: error });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ToolbeltError("EINVAL_CONFIG", `${path.join(dir, TRUST_FILE)} is not valid JSON`, {
+    throw new ToolbeltError("EINVAL_CONFIG", `${trustFile(dir)} is not valid JSON`, {
       cause: error,
     });
   }
@@ -62,7 +48,7 @@ export function listTrustedProjects(dir: string = userConfigDir()): TrustedProje
 
 async function saveTrustedProjects(dir: string, list: TrustedProject[]): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await writeFileAtomic(path.join(dir, TRUST_FILE), `${JSON.stringify({ trusted: list }, null, 2)}\n`, {
+  await writeFileAtomic(trustFile(dir), `${JSON.stringify({ trusted: list }, null, 2)}\n`, {
     mode: 0o600,
   });
 }
@@ -149,7 +135,7 @@ export function projectTrust(
   const env = options.env ?? process.env;
   if (options.trust === true) return { trusted: true, reason: "--trust (or the SDK's trustProject)" };
   if (options.trust === false) return { trusted: false, reason: "trust refused by the caller" };
-  if (env.TOOLBELT_TRUST === "1" || env.TOOLBELT_TRUST === "true")
+  if (env[TRUST_ENV] === "1" || env[TRUST_ENV] === "true")
     return { trusted: true, reason: "TOOLBELT_TRUST=1" };
   const userDir = options.userDir ?? userConfigDir(env);
   // With the root at or above the user config folder (a server started in the home directory), the
