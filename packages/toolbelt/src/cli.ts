@@ -162,7 +162,8 @@ async function openSession(
     ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
     ...(plugins ? { plugins } : {}),
     allow: args.allow ?? [],
-    ...(families ? { families } : {}),
+    // Only `run` names families: a one-shot session with no config needs no other family's keys.
+    ...(families ? { families, familyContributionsOnly: true } : {}),
   });
   try {
     checkProfile(args.profile, session);

@@ -1,6 +1,9 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  CONFIG_FILE,
+  type Contributions,
   checkPlugin,
   createSession,
   definePlugin,
@@ -12,9 +15,10 @@ import {
   type ToolbeltConfigInput,
   ToolbeltError,
   type TrustInfo,
+  USER_CONFIG_FILE,
+  userConfigDir,
 } from "@toolbelt/core";
-import { BUILTIN_CONTRIBUTIONS, configContributions } from "./contributions.js";
-import { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
+import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
 export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
   /** Config on top of the project's configs/app.json (and `configFile`); always applies in full. */
@@ -33,6 +37,12 @@ export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugin
   plugins?: Array<Plugin | string>;
   /** The built-in families to load (default: all). */
   families?: readonly FamilyName[];
+  /**
+   * @internal The CLI's one-shot `run`: with no config anywhere (no user or project config file, no
+   * `config`, `configFile` or plugins), know only the keys and events of `families` (and mcp's),
+   * not every built-in family's. Such a session's config is the default for its own families.
+   */
+  familyContributionsOnly?: boolean;
 }
 
 /** Loads a plugin named in config: a package name, or a path relative to the root. */
@@ -58,8 +68,31 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
 
 type ConfigOptions = Pick<
   ToolbeltOptions,
-  "config" | "configFile" | "trustProject" | "userConfig" | "plugins"
+  "config" | "configFile" | "trustProject" | "userConfig" | "plugins" | "families" | "familyContributionsOnly"
 >;
+
+/**
+ * The built-in contributions a session knows: every family's, or (see familyContributionsOnly) only
+ * its own families' when no config source exists. Each contrib module builds zod schemas at import
+ * (≈ 15 ms for the six a one-shot `run read_file` does not use). Should a config file appear after the
+ * check, the strict parse rejects the keys of a family it does not know: it fails closed, never open.
+ */
+async function builtinContributions(root: string, options: ConfigOptions): Promise<readonly Contributions[]> {
+  const noConfig =
+    options.config === undefined &&
+    options.configFile === undefined &&
+    (options.plugins?.length ?? 0) === 0 &&
+    (options.userConfig === false || !existsSync(path.join(userConfigDir(), USER_CONFIG_FILE))) &&
+    !existsSync(path.join(root, CONFIG_FILE));
+  if (options.familyContributionsOnly && options.families && noConfig)
+    return loadFamilyContributions(options.families);
+  return (await import("./contributions.js")).BUILTIN_CONTRIBUTIONS;
+}
+
+/** The config keys of `builtin` and `extra`, each once. */
+function configKeys(builtin: readonly Contributions[], extra: readonly Contributions[]) {
+  return [...new Set([...builtin, ...extra].flatMap((c) => c.config ?? []))];
+}
 
 /**
  * The session's config and whether the project is trusted (with what its files were refused),
@@ -70,7 +103,13 @@ type ConfigOptions = Pick<
 export async function resolveSessionConfig(
   root: string,
   options: ConfigOptions,
-): Promise<{ config: ToolbeltConfig; trust: TrustInfo; plugins: Plugin[] }> {
+): Promise<{
+  config: ToolbeltConfig;
+  trust: TrustInfo;
+  plugins: Plugin[];
+  /** The built-in contributions the config was checked against. */
+  contributions: readonly Contributions[];
+}> {
   const sources = {
     ...(options.configFile ? { file: options.configFile } : {}),
     ...(options.trustProject !== undefined ? { trust: options.trustProject } : {}),
@@ -81,9 +120,10 @@ export async function resolveSessionConfig(
   const ownContributions = (list: readonly Plugin[]) =>
     list.map((p) => p.contributes).filter((c) => c !== undefined);
   const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
+  const builtin = await builtinContributions(root, options);
   const first = loadTrustedConfig(root, {
     ...sources,
-    contributions: configContributions(ownContributions(objects)),
+    contributions: configKeys(builtin, ownContributions(objects)),
     unknownSections: "allow",
   });
   // config.plugins holds only what trusted sources named: an untrusted project's list was dropped.
@@ -93,9 +133,9 @@ export async function resolveSessionConfig(
     plugins.push(typeof item === "string" ? await importPlugin(item, root) : checkPlugin(item));
   const { config, trust } = loadTrustedConfig(root, {
     ...sources,
-    contributions: configContributions(ownContributions(plugins)),
+    contributions: configKeys(builtin, ownContributions(plugins)),
   });
-  return { config, trust, plugins };
+  return { config, trust, plugins, contributions: builtin };
 }
 
 export async function resolveConfig(root: string, options: ConfigOptions): Promise<ToolbeltConfig> {
@@ -128,8 +168,8 @@ function trustNotice(trust: TrustInfo): Plugin {
  * then `configFile`, then `config`.
  */
 export async function createToolbelt(options: ToolbeltOptions): Promise<Session> {
-  const { config, trust, plugins } = await resolveSessionConfig(options.root, options);
-  // BUILTIN_CONTRIBUTIONS below already holds every built-in family's keys and events; a family's own
+  const { config, trust, plugins, contributions } = await resolveSessionConfig(options.root, options);
+  // `contributions` below already holds the loaded families' keys and events; a family's own
   // `contributes` would name them twice whenever Node hands out a second instance of the family
   // module (seen with piped stdin: the family resolved through node_modules/, not its real path).
   const families = (await loadFamilies(options.families ?? FAMILY_NAMES)).map(
@@ -150,14 +190,16 @@ export async function createToolbelt(options: ToolbeltOptions): Promise<Session>
     plugins: _plugins,
     trustProject: _trust,
     userConfig: _user,
+    familyContributionsOnly: _own,
     ...sessionOptions
   } = options;
   return createSession({
     ...sessionOptions,
     config,
     trust,
-    // Every built-in family's keys and events are known, loaded or not: one config serves every run.
-    contributions: BUILTIN_CONTRIBUTIONS,
+    // Every built-in family's keys and events are known, loaded or not: one config serves every run
+    // (a one-shot run with no config at all knows its own families' only).
+    contributions,
     plugins: [...families, ...extra, trustNotice(trust)],
   });
 }

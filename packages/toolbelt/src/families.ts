@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { definePlugin, type Plugin } from "@toolbelt/core";
+import { type Contributions, definePlugin, type Plugin } from "@toolbelt/core";
 import { hasMcpServers, contributions as mcpContributions } from "@toolbelt/mcp/contrib";
 
 /**
@@ -43,6 +43,27 @@ export const FAMILY_LOADERS = {
 
 export type FamilyName = keyof typeof FAMILY_LOADERS;
 export const FAMILY_NAMES = Object.keys(FAMILY_LOADERS) as FamilyName[];
+
+/**
+ * Each built-in family's light contrib module (config keys, events, tool names), loaded on demand.
+ * mcp's is always loaded (the gate above needs it), and it is the one that reports an untrusted
+ * project's `.mcp.json`.
+ */
+const CONTRIBUTION_LOADERS = {
+  files: async () => (await import("@toolbelt/files/contrib")).contributions,
+  edit: async () => (await import("@toolbelt/edit/contrib")).contributions,
+  shell: async () => (await import("@toolbelt/shell/contrib")).contributions,
+  lsp: async () => (await import("@toolbelt/lsp/contrib")).contributions,
+  ui: async () => (await import("@toolbelt/ui/contrib")).contributions,
+  projects: async () => (await import("@toolbelt/projects/contrib")).contributions,
+  mcp: async () => mcpContributions,
+} satisfies Record<FamilyName, () => Promise<Contributions>>;
+
+/** The contributions of `names` and mcp's, in the order of FAMILY_NAMES (as BUILTIN_CONTRIBUTIONS). */
+export async function loadFamilyContributions(names: readonly FamilyName[]): Promise<Contributions[]> {
+  const wanted = new Set<FamilyName>([...names, "mcp"]);
+  return Promise.all(FAMILY_NAMES.filter((n) => wanted.has(n)).map((n) => CONTRIBUTION_LOADERS[n]()));
+}
 
 export async function loadFamilies(names: readonly FamilyName[] = FAMILY_NAMES): Promise<Plugin[]> {
   return Promise.all(names.map((name) => FAMILY_LOADERS[name]()));

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -136,6 +136,47 @@ describe("one-shot run", () => {
     expect(familiesLoaded(urls)).toEqual(["files"]);
     // zod comes inside core's file: its package (97 modules) is not loaded.
     expect(urls.filter((u) => /node_modules\/(yargs|ts-morph|typescript|zod)\//.test(u))).toEqual([]);
+  });
+
+  it("with no config anywhere, `run read_file` imports no other family's contrib module", async () => {
+    const contribsOf = (urls: string[]) =>
+      [...new Set(urls.map((u) => /\/(?:@toolbelt|packages)\/(\w+)\/dist\/contrib\.js$/.exec(u)?.[1]))]
+        .filter(Boolean)
+        .sort();
+    const lean = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}']);
+    // mcp's stays: the family gate needs it, and it reports an untrusted project's .mcp.json.
+    expect(contribsOf(lean.urls)).toEqual(["files", "mcp"]);
+    // A config file (even an empty one) brings every family's keys back, and the payload is the same.
+    const dir = tempRoot("tb-startup-empty-");
+    const empty = path.join(dir, "empty.json");
+    writeFileSync(empty, "{}");
+    const full = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}', "--config", empty]);
+    expect(contribsOf(full.urls)).toEqual(["edit", "files", "lsp", "mcp", "projects", "shell", "ui"]);
+    expect(full.stdout).toBe(lean.stdout);
+  });
+
+  it("any config source still has every family's keys checked by `run read_file`", async () => {
+    const project = tempRoot("tb-startup-proj-");
+    writeFileSync(path.join(project, "a.txt"), "hello\n");
+    mkdirSync(path.join(project, "configs"));
+    writeFileSync(path.join(project, "configs", "app.json"), '{"agent":{"shell_max_processes":-1}}');
+    const bad = await cli(["run", "read_file", "--input", '{"path":"a.txt"}'], { cwd: project, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("agent.shell_max_processes");
+    // An untrusted project's loosening of the shell sandbox is still reported as ignored.
+    writeFileSync(path.join(project, "configs", "app.json"), '{"agent":{"shell_sandbox":"off"}}');
+    const loosened = await cli(["run", "read_file", "--input", '{"path":"a.txt"}'], { cwd: project, env });
+    expect(loosened.code).toBe(0);
+    expect(loosened.stderr).toContain("agent.shell_sandbox");
+    // The user's own config counts as a source too.
+    const user = tempRoot("tb-startup-user2-");
+    writeFileSync(path.join(user, "config.json"), '{"lsp":{"no_such_key":1}}');
+    const userBad = await cli(["run", "read_file", "--input", '{"path":"a.txt"}'], {
+      cwd: root,
+      env: { ...env, TOOLBELT_CONFIG_DIR: user },
+    });
+    expect(userBad.code).toBe(2);
+    expect(userBad.stderr).toContain("lsp");
   });
 
   it("a line the fast parser does not take still goes through yargs (and its errors)", async () => {
