@@ -49,7 +49,7 @@ export function decodeResponse(response: MatchResponse): Array<LineMatch[] | nul
  */
 export function matchProgram(): (request: MatchRequest) => MatchResponse {
   const LONE_CR_OR_SEPARATOR = /\r(?!\n)|[\u2028\u2029]/;
-  type Compiled = { line: RegExp; scan: RegExp; literal: Buffer | undefined };
+  type Compiled = { line: RegExp; scan: RegExp; literal: Buffer | undefined; literalText: string };
   let key = "";
   let compiled: Compiled | undefined;
 
@@ -116,6 +116,33 @@ export function matchProgram(): (request: MatchRequest) => MatchResponse {
     return out;
   };
 
+  /**
+   * searchBytes on the decoded text, for a file the literal is in: one decode, then string searches
+   * and slices, where a Buffer method call and a decode per matching line cost more than the match
+   * (a file where every line matches). The same lines either way: LF is LF in UTF-8 and in its
+   * decoding, and each candidate line is tested whole with the line regex.
+   */
+  const searchDecoded = (text: string, query: Compiled): LineMatch[] => {
+    const literal = query.literalText;
+    const out: LineMatch[] = [];
+    let hit = text.indexOf(literal);
+    let lineNo = 1;
+    let counted = 0;
+    while (hit !== -1) {
+      const lineStart = hit === 0 ? 0 : text.lastIndexOf("\n", hit - 1) + 1;
+      let lineEnd = text.indexOf("\n", hit);
+      if (lineEnd === -1) lineEnd = text.length;
+      for (let p = text.indexOf("\n", counted); p !== -1 && p < lineStart; p = text.indexOf("\n", p + 1))
+        lineNo++;
+      counted = lineStart;
+      const line = text.slice(lineStart, lineEnd);
+      if (query.line.test(line)) out.push({ line: lineNo, text: stripCr(line) });
+      if (lineEnd >= text.length) break;
+      hit = text.indexOf(literal, lineEnd + 1);
+    }
+    return out;
+  };
+
   const searchOne = (buf: Buffer, encoding: number, query: Compiled): LineMatch[] | null => {
     if (encoding !== 0) {
       const text = new TextDecoder(encoding === 1 ? "utf-16le" : "utf-16be").decode(buf);
@@ -123,7 +150,16 @@ export function matchProgram(): (request: MatchRequest) => MatchResponse {
       return scanText(text, query);
     }
     if (buf.indexOf(0) !== -1) return null;
-    if (query.literal) return searchBytes(buf, query);
+    if (query.literal) {
+      const first = buf.indexOf(query.literal);
+      if (first === -1) return [];
+      // Past a few hits per 4 KiB decoding the file once is cheaper than a decode per line.
+      const second = buf.indexOf(query.literal, first + 1);
+      // Not for a literal holding U+FFFD, which decoding also makes of invalid bytes.
+      if (second !== -1 && second - first < 4096 && !query.literalText.includes("\ufffd"))
+        return searchDecoded(buf.toString("utf8"), query);
+      return searchBytes(buf, query);
+    }
     return scanText(buf.toString("utf8"), query);
   };
 
@@ -134,6 +170,7 @@ export function matchProgram(): (request: MatchRequest) => MatchResponse {
         line: new RegExp(query.line[0], query.line[1]),
         scan: new RegExp(query.scan[0], query.scan[1]),
         literal: query.literal === null ? undefined : Buffer.from(query.literal, "utf8"),
+        literalText: query.literal ?? "",
       };
       key = k;
     }

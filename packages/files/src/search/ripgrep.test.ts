@@ -68,6 +68,11 @@ describe("ripgrep plain output read the same as --json", () => {
     put("both/crlf.txt", "hit a\r\nmiss\r\nhit b\r\n");
     put("both/nolf.txt", "miss\nhit at the end");
     put("both/bad-utf8.txt", Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0xfe, 0x0a]));
+    // Hits close together: the JS engine decodes such a file once instead of line by line.
+    put(
+      "both/bad-utf8-many.txt",
+      Buffer.from("hit \xff one\r\nhit \xe2\x82 two\nmiss\nhit three \xc3", "latin1"),
+    );
     put("both/cr-inside.txt", "hit \r in the middle\nhit\r\r\n");
     put(
       "both/utf16.txt",
