@@ -3,13 +3,17 @@
 // default config binds for each built-in profile (no model given), so `toolbelt tools` and
 // `run TOOL --help` answer without importing any family. The sessions are real ones, opened on an
 // empty directory with no user config and no trust, so the manifest cannot say anything a session
-// would not.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// would not. Beside it, dist/tool-output/ holds the exact text `tools` prints for each profile
+// and format and `run TOOL --help` for each tool, made by the CLI's own formatters from those
+// sessions: with no config anywhere, the CLI prints it without loading core's index or a family.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const { FAMILY_LOADERS, createToolbelt } = await import("../dist/index.js");
-const { packageFingerprint } = await import("../dist/manifest.js");
+const { FAMILY_LOADERS, configContributions, createToolbelt, loadTrustedConfig } = await import(
+  "../dist/index.js"
+);
+const { packageFingerprint, toolHelpText, toolsText } = await import("../dist/manifest.js");
 
 const PROFILES = ["default", "mewbo", "mouaif"];
 
@@ -60,7 +64,42 @@ function deferredSchema(session, name) {
   return schema;
 }
 
+// The fast path answers when no config file exists: that must be the config these sessions ran with.
+const empty = mkdtempSync(path.join(os.tmpdir(), "tb-manifest-"));
+try {
+  const none = loadTrustedConfig(empty, {
+    userConfig: false,
+    trust: false,
+    contributions: configContributions([]),
+  });
+  if (JSON.stringify(none.config) !== config)
+    throw new Error("the config with no config files is not the one the manifest's sessions ran with");
+} finally {
+  rmSync(empty, { recursive: true, force: true });
+}
+
+// One file per answer, so a run reads (and parses) only what it prints; the index names the files,
+// so a profile or tool name from the command line is looked up, never made into a path.
+const FORMATS = ["json", "openai", "anthropic", "mcp", "names", "text"];
+const outDir = new URL("../dist/tool-output/", import.meta.url);
+mkdirSync(outDir, { recursive: true });
+const index = { version: 1, packages: packageFingerprint(), tools: {}, help: {} };
+for (const [profile, bound] of Object.entries(sessions)) {
+  index.tools[profile] = {};
+  for (const format of FORMATS) {
+    const file = `tools.${profile}.${format}.txt`;
+    writeFileSync(new URL(file, outDir), toolsText(format, bound));
+    index.tools[profile][format] = file;
+  }
+  const help = Object.fromEntries(
+    bound.schemas.map((s) => [s.name, toolHelpText(s.name, s.description, s.inputSchema)]),
+  );
+  index.help[profile] = `help.${profile}.json`;
+  writeFileSync(new URL(index.help[profile], outDir), `${JSON.stringify(help)}\n`);
+}
+writeFileSync(new URL("index.json", outDir), `${JSON.stringify(index)}\n`);
+
 writeFileSync(
   new URL("../dist/tool-manifest.json", import.meta.url),
-  `${JSON.stringify({ version: 2, families, config, packages: packageFingerprint(), sessions })}\n`,
+  `${JSON.stringify({ version: 2, families, config, packages: index.packages, sessions })}\n`,
 );

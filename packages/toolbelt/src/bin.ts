@@ -22,6 +22,15 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   // Node ≥ 22.1 keeps compiled code on disk between runs (NODE_DISABLE_COMPILE_CACHE=1 turns it off);
   // Node 20, our floor, has no such API and starts as before.
   (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-  const { main } = await import("./cli.js");
-  process.exitCode = await main(argv);
+  // `tools` and `run TOOL --help` with no config anywhere print what the build wrote down, before
+  // core (zod inside), yargs or any family loads: about half of such a run was loading them.
+  const known =
+    argv[0] === "tools" || (argv[0] === "run" && (argv.includes("--help") || argv.includes("-h")))
+      ? (await import("./fast-tools.js")).answerFromBuild(argv)
+      : undefined;
+  if (known !== undefined) process.stdout.write(known);
+  else {
+    const { main } = await import("./cli.js");
+    process.exitCode = await main(argv);
+  }
 }

@@ -16,9 +16,6 @@ import {
   ToolbeltError,
   TRUST_FILE,
   type TrustInfo,
-  toAnthropicTool,
-  toMcpTool,
-  toOpenAITool,
   toolJsonSchema,
   userConfigDir,
 } from "@toolbelt/core";
@@ -26,7 +23,7 @@ import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "./create.js";
 import { type FamilyName, loadFamilies } from "./families.js";
 import { type FastArgs, parseFast } from "./fast-args.js";
-import { familyOf, type ManifestSession, manifestSession } from "./manifest.js";
+import { familyOf, type ManifestSession, manifestSession, toolHelpText, toolsText } from "./manifest.js";
 
 /** A usage error: exit code 2. */
 class UsageError extends Error {}
@@ -251,31 +248,8 @@ function printToolHelp(session: Session, tool: string): number {
 }
 
 function writeToolHelp(tool: string, description: string, schema: unknown): number {
-  process.stdout.write(
-    `toolbelt run ${tool} --input JSON\n\n${description}\n\n${describeInput(schema)}\nInput schema:\n${JSON.stringify(schema, null, 2)}\n\nFlags: toolbelt run --help\n`,
-  );
+  process.stdout.write(toolHelpText(tool, description, schema));
   return EXIT_OK;
-}
-
-type JsonSchemaLike = {
-  properties?: Record<string, { type?: unknown; description?: string; default?: unknown }>;
-  required?: string[];
-};
-
-/** One line per input field: name, type, required or default, description. */
-function describeInput(schema: unknown): string {
-  const s = schema as JsonSchemaLike;
-  const lines = Object.entries(s.properties ?? {}).map(([name, p]) => {
-    const type = Array.isArray(p.type) ? p.type.join("|") : typeof p.type === "string" ? p.type : "value";
-    const need =
-      s.required?.includes(name) && p.default === undefined
-        ? "required"
-        : p.default !== undefined
-          ? `default ${JSON.stringify(p.default)}`
-          : "optional";
-    return `  ${name} (${type}, ${need})${p.description ? `: ${p.description}` : ""}\n`;
-  });
-  return lines.length ? `Input fields:\n${lines.join("")}` : "Input: {} (no fields)\n";
 }
 
 type RunArgs = CommonArgs & {
@@ -454,35 +428,7 @@ async function toolsCommand(args: CommonArgs & { format: string }): Promise<numb
 
 /** `toolbelt tools` output, from a live session or the manifest alike. */
 function printTools(format: string, bound: ManifestSession): number {
-  const deferred = bound.deferred;
-  const tools = bound.schemas.filter((s) => !deferred.includes(s.name));
-  switch (format) {
-    case "openai":
-      writeLine(tools.map(toOpenAITool));
-      break;
-    case "anthropic":
-      writeLine(tools.map(toAnthropicTool));
-      break;
-    case "mcp":
-      writeLine({ tools: tools.map(toMcpTool) });
-      break;
-    case "names":
-      for (const t of tools) process.stdout.write(`${t.name}\n`);
-      for (const name of deferred) process.stdout.write(`${name} (deferred: bound through tool_search)\n`);
-      break;
-    case "text":
-      process.stdout.write(`profile ${bound.profile}, edit tool ${bound.edit_backend}\n\n`);
-      for (const t of tools) {
-        const first = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
-        process.stdout.write(`${t.name.padEnd(22)} ${first}\n`);
-      }
-      if (deferred.length)
-        process.stdout.write(`\ndeferred (bound through tool_search): ${deferred.join(", ")}\n`);
-      process.stdout.write("\ntoolbelt run TOOL --help shows a tool's input fields\n");
-      break;
-    default:
-      writeLine({ profile: bound.profile, edit_backend: bound.edit_backend, tools, deferred });
-  }
+  process.stdout.write(toolsText(format, bound));
   return EXIT_OK;
 }
 

@@ -1,9 +1,16 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { BoundToolSchema, EditBackend, TrustInfo } from "@toolbelt/core";
+import {
+  type BoundToolSchema,
+  type EditBackend,
+  type TrustInfo,
+  toAnthropicTool,
+  toMcpTool,
+  toOpenAITool,
+} from "@toolbelt/core";
 import { resolveSessionConfig } from "./create.js";
 import { FAMILY_NAMES, type FamilyName } from "./families.js";
+import { samePackages } from "./fast-tools.js";
 
 /** What one session binds, recorded at build time for one profile (no model given). */
 export interface ManifestSession {
@@ -30,8 +37,6 @@ export interface ToolManifest {
   sessions: Record<string, ManifestSession>;
 }
 
-const require = createRequire(import.meta.url);
-
 let cached: ToolManifest | null | undefined;
 
 /** The build's manifest; null when it is missing or from another version (then families load). */
@@ -54,48 +59,7 @@ export function familyOf(tool: string): FamilyName | undefined {
   return family && FAMILY_NAMES.includes(family) ? family : undefined;
 }
 
-/** The packages whose code decides what a session binds: core and every built-in family. */
-export const MANIFEST_PACKAGES = [
-  "@toolbelt/core",
-  "@toolbelt/files",
-  "@toolbelt/edit",
-  "@toolbelt/shell",
-  "@toolbelt/lsp",
-  "@toolbelt/ui",
-  "@toolbelt/projects",
-  "@toolbelt/mcp",
-];
-
-/**
- * Each package's version and the total size of its built files. The families are separate npm
- * packages: one upgraded (or rebuilt alone in the workspace) after the manifest was written could
- * bind other tools, so a manifest whose packages differ is not used. A few stats, no hashing: the
- * version is what changes on every release; the sizes catch a rebuild in the workspace.
- */
-export function packageFingerprint(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of MANIFEST_PACKAGES) {
-    try {
-      // require.resolve, not import.meta.resolve: locating a package.json is not loading the package,
-      // and module loader hooks (the tests that prove what a run loads) should not see it as such.
-      const pkgFile = require.resolve(`${name}/package.json`);
-      const { version } = JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: string };
-      const dist = path.join(path.dirname(pkgFile), "dist");
-      let size = 0;
-      for (const file of readdirSync(dist))
-        if (file.endsWith(".js")) size += statSync(path.join(dist, file)).size;
-      out[name] = `${version}:${size}`;
-    } catch {
-      out[name] = "unresolved";
-    }
-  }
-  return out;
-}
-
-function samePackages(recorded: Record<string, string>): boolean {
-  const now = packageFingerprint();
-  return MANIFEST_PACKAGES.every((name) => now[name] !== "unresolved" && now[name] === recorded[name]);
-}
+export { MANIFEST_PACKAGES, packageFingerprint, toolHelpText } from "./fast-tools.js";
 
 export interface ManifestOptions {
   root: string;
@@ -130,4 +94,35 @@ export async function manifestSession(
   if (trust.trusted && existsSync(path.join(root, ".mcp.json"))) return undefined;
   const session = manifest.sessions[options.profile ?? "default"];
   return session ? { session, trust } : undefined;
+}
+
+/** What `toolbelt tools --format FORMAT` prints for a bound set, from a live session or the manifest alike. */
+export function toolsText(format: string, bound: ManifestSession): string {
+  const deferred = bound.deferred;
+  const tools = bound.schemas.filter((s) => !deferred.includes(s.name));
+  const line = (value: unknown) => `${JSON.stringify(value)}\n`;
+  switch (format) {
+    case "openai":
+      return line(tools.map(toOpenAITool));
+    case "anthropic":
+      return line(tools.map(toAnthropicTool));
+    case "mcp":
+      return line({ tools: tools.map(toMcpTool) });
+    case "names":
+      return [
+        ...tools.map((t) => `${t.name}\n`),
+        ...deferred.map((name) => `${name} (deferred: bound through tool_search)\n`),
+      ].join("");
+    case "text": {
+      let out = `profile ${bound.profile}, edit tool ${bound.edit_backend}\n\n`;
+      for (const t of tools) {
+        const first = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
+        out += `${t.name.padEnd(22)} ${first}\n`;
+      }
+      if (deferred.length) out += `\ndeferred (bound through tool_search): ${deferred.join(", ")}\n`;
+      return `${out}\ntoolbelt run TOOL --help shows a tool's input fields\n`;
+    }
+    default:
+      return line({ profile: bound.profile, edit_backend: bound.edit_backend, tools, deferred });
+  }
 }

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, tempRoot } from "./cli-harness.js";
+import { assertBuilt, type CliResult, cli, tempRoot } from "./cli-harness.js";
 
 // Cold start without the cost of what a command does not use: `tools` and `run TOOL --help` answer
 // from the build's manifest, a one-shot `run` loads only the tool's family, and plain command lines
@@ -42,19 +42,30 @@ export async function resolve(specifier, context, next) {
   );
 });
 
-/** The module URLs a CLI run loaded. */
-async function loadedBy(args: string[]): Promise<{ urls: string[]; stdout: string }> {
+/** The module URLs a CLI run loaded, with what it printed. */
+async function traced(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ urls: string[]; result: CliResult }> {
   writeFileSync(loadedLog, "");
-  const r = await cli(args, {
-    cwd: root,
+  const result = await cli(args, {
+    cwd: options.cwd ?? root,
     runtime: [process.execPath, "--import", hook],
-    env: { ...env, TB_LOADED_LOG: loadedLog },
+    env: { ...env, ...options.env, TB_LOADED_LOG: loadedLog },
     timeoutMs: 60_000,
   });
+  return { urls: readFileSync(loadedLog, "utf8").split("\n").filter(Boolean), result };
+}
+
+/** The module URLs a CLI run loaded (it must succeed quietly). */
+async function loadedBy(args: string[]): Promise<{ urls: string[]; stdout: string }> {
+  const { urls, result: r } = await traced(args);
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
-  return { urls: readFileSync(loadedLog, "utf8").split("\n").filter(Boolean), stdout: r.stdout };
+  return { urls, stdout: r.stdout };
 }
+
+const CORE_INDEX = /\/(@toolbelt\/|packages\/)core\/dist\/index\.js$/;
 
 const FAMILY_ENTRIES = ["files", "edit", "shell", "lsp", "ui", "projects", "mcp"].map((f) => [
   f,
@@ -66,23 +77,24 @@ function familiesLoaded(urls: string[]): string[] {
 }
 
 describe("toolbelt tools from the manifest", () => {
+  // Three ways to the same answer: the build's text (no config anywhere), the manifest's sessions
+  // (TOOLBELT_TRUST=0 keeps the fast path out and changes nothing else), and a live session.
   it.each(PROFILES)(
     "prints exactly what a live session binds, every format (profile %s)",
     async (profile) => {
-      const runs = FORMATS.flatMap((format) => [
-        cli(["tools", "--format", format, "--profile", profile], { cwd: root, env, timeoutMs: 60_000 }),
-        cli(["tools", "--format", format, "--profile", profile], {
-          cwd: root,
-          env: { ...env, TOOLBELT_NO_MANIFEST: "1" },
-          timeoutMs: 60_000,
-        }),
-      ]);
+      const ways = [env, { ...env, TOOLBELT_TRUST: "0" }, { ...env, TOOLBELT_NO_MANIFEST: "1" }];
+      const runs = FORMATS.flatMap((format) =>
+        ways.map((e) =>
+          cli(["tools", "--format", format, "--profile", profile], { cwd: root, env: e, timeoutMs: 60_000 }),
+        ),
+      );
       const results = await Promise.all(runs);
-      for (let i = 0; i < results.length; i += 2) {
-        const [fromManifest, live] = [results[i], results[i + 1]];
+      for (let i = 0; i < results.length; i += ways.length) {
+        const [fast, fromManifest, live] = results.slice(i, i + ways.length);
         expect(live?.code).toBe(0);
         expect(live?.stdout.length).toBeGreaterThan(0);
         expect(fromManifest).toEqual(live);
+        expect(fast).toEqual(live);
       }
     },
   );
@@ -93,13 +105,15 @@ describe("toolbelt tools from the manifest", () => {
       ["mewbo", "aider_shell_tool"],
     ] as const) {
       const args = ["run", tool, "--help", "--profile", profile];
-      const [fromManifest, live] = await Promise.all([
+      const [fast, fromManifest, live] = await Promise.all([
         cli(args, { cwd: root, env }),
+        cli(args, { cwd: root, env: { ...env, TOOLBELT_TRUST: "0" } }),
         cli(args, { cwd: root, env: { ...env, TOOLBELT_NO_MANIFEST: "1" } }),
       ]);
       expect(live.code).toBe(0);
       expect(live.stdout).toContain(`toolbelt run ${tool} --input JSON`);
       expect(fromManifest).toEqual(live);
+      expect(fast).toEqual(live);
     }
   });
 
@@ -110,6 +124,74 @@ describe("toolbelt tools from the manifest", () => {
     expect(
       urls.filter((u) => /node_modules\/(yargs|ts-morph|typescript|@modelcontextprotocol)\//.test(u)),
     ).toEqual([]);
+  });
+
+  it.each([
+    ["tools", "--format", "openai"],
+    ["tools", "--profile", "mewbo", "--format", "text", "--root", "."],
+    ["run", "read_file", "--help"],
+    ["run", "aider_shell_tool", "--profile=mewbo", "-h"],
+  ])("with no config anywhere, `%s …` loads neither core's index nor any contrib module", async (...args) => {
+    const { urls, stdout } = await loadedBy(args);
+    expect(stdout.length).toBeGreaterThan(0);
+    expect(
+      urls.filter((u) => CORE_INDEX.test(u) || /\/contrib\.js$/.test(u) || /\/cli-[^/]*\.js$/.test(u)),
+    ).toEqual([]);
+    expect(familiesLoaded(urls)).toEqual([]);
+  });
+
+  // Each of these could change the answer (or its stderr): the CLI works it out instead, and prints
+  // what a live session does.
+  const user = () => env.TOOLBELT_CONFIG_DIR as string;
+  const fallbacks: Array<[string, (dir: string) => NodeJS.ProcessEnv | undefined, string[]?]> = [
+    ["a project configs/app.json", (dir) => void mkdirAndWrite(path.join(dir, "configs", "app.json"), "{}")],
+    ["a project .mcp.json", (dir) => void mkdirAndWrite(path.join(dir, ".mcp.json"), '{"mcpServers":{"x":{"command":"true"}}}')],
+    [
+      "a user config.json",
+      () => {
+        const dir = tempRoot("tb-startup-user-");
+        writeFileSync(path.join(dir, "config.json"), "{}");
+        return { TOOLBELT_CONFIG_DIR: dir };
+      },
+    ],
+    [
+      "a user trust list",
+      () => {
+        const dir = tempRoot("tb-startup-user-");
+        writeFileSync(path.join(dir, "trusted-projects.json"), '{"trusted":[]}');
+        return { TOOLBELT_CONFIG_DIR: dir };
+      },
+    ],
+    [
+      "XDG_CONFIG_HOME with a toolbelt config",
+      () => {
+        const dir = tempRoot("tb-startup-xdg-");
+        mkdirAndWrite(path.join(dir, "toolbelt", "config.json"), "{}");
+        return { TOOLBELT_CONFIG_DIR: "", XDG_CONFIG_HOME: dir };
+      },
+    ],
+    ["TOOLBELT_TRUST=1", () => ({ TOOLBELT_TRUST: "1" })],
+    ["--no-trust", () => undefined, ["--no-trust"]],
+    ["--allow shell", () => undefined, ["--allow", "shell"]],
+  ];
+  it.each(fallbacks)("falls back to the usual path with %s", async (_what, setUp, flags = []) => {
+    expect(user()).toBeTruthy();
+    const dir = tempRoot("tb-startup-fallback-");
+    const extra = setUp(dir) ?? {};
+    for (const args of [
+      ["tools", "--format", "json", ...flags],
+      ["run", "read_file", "--help", ...flags],
+    ]) {
+      const { urls, result } = await traced(args, { cwd: dir, env: extra });
+      const live = await cli(args, {
+        cwd: dir,
+        env: { ...env, ...extra, TOOLBELT_NO_MANIFEST: "1" },
+        timeoutMs: 60_000,
+      });
+      expect(live.code).toBe(0);
+      expect(result).toEqual(live);
+      expect(urls.some((u) => CORE_INDEX.test(u))).toBe(true);
+    }
   });
 
   it("a config that changes the bound set is not answered from the manifest", async () => {
@@ -128,6 +210,11 @@ describe("toolbelt tools from the manifest", () => {
     expect(claude.stdout.split("\n")).not.toContain("edit_file");
   });
 });
+
+function mkdirAndWrite(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
 
 describe("one-shot run", () => {
   it("`run read_file` loads the files family only, without yargs or the TypeScript compiler", async () => {
