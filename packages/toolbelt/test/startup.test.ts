@@ -145,7 +145,10 @@ describe("toolbelt tools from the manifest", () => {
   const user = () => env.TOOLBELT_CONFIG_DIR as string;
   const fallbacks: Array<[string, (dir: string) => NodeJS.ProcessEnv | undefined, string[]?]> = [
     ["a project configs/app.json", (dir) => void mkdirAndWrite(path.join(dir, "configs", "app.json"), "{}")],
-    ["a project .mcp.json", (dir) => void mkdirAndWrite(path.join(dir, ".mcp.json"), '{"mcpServers":{"x":{"command":"true"}}}')],
+    [
+      "a project .mcp.json",
+      (dir) => void mkdirAndWrite(path.join(dir, ".mcp.json"), '{"mcpServers":{"x":{"command":"true"}}}'),
+    ],
     [
       "a user config.json",
       () => {
