@@ -92,7 +92,9 @@ export async function manifestSession(
   });
   if (JSON.stringify(config) !== manifest.config) return undefined;
   if (trust.trusted && existsSync(path.join(root, ".mcp.json"))) return undefined;
-  const session = manifest.sessions[options.profile ?? "default"];
+  // Own keys only: `--profile constructor` is no profile the build recorded (it crashed the CLI once).
+  const profile = options.profile ?? "default";
+  const session = Object.hasOwn(manifest.sessions, profile) ? manifest.sessions[profile] : undefined;
   return session ? { session, trust } : undefined;
 }
 
