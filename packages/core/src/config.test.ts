@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig, parseConfig, toolSearchMode } from "./config.js";
+import { z } from "zod";
+import { composeConfigSchema, loadConfig, parseConfig, toolSearchMode } from "./config.js";
+import { defineConfigSection } from "./contributions.js";
 import { ToolbeltError } from "./errors.js";
 
 const dirs: string[] = [];
@@ -89,5 +91,23 @@ describe("config", () => {
     const error = failure(() => loadConfig(root));
     expect(error.message).toContain("limits.fileReadMaxLines");
     expect(error.message).toContain("app.json");
+  });
+});
+
+describe("composeConfigSchema", () => {
+  const section = (owner: string) =>
+    defineConfigSection({ owner, keys: { [owner]: { schema: z.object({ n: z.number() }).optional() } } });
+
+  it("composes once for the same contributions in another array, and apart for others", () => {
+    const a = section("sec_a");
+    const b = section("sec_b");
+    const schema = composeConfigSchema([a, b]);
+    // The loader, createToolbelt and the session each pass their own array of the same sections.
+    expect(composeConfigSchema([a, b])).toBe(schema);
+    expect(composeConfigSchema([a, b], { unknownSections: "allow" })).not.toBe(schema);
+    expect(composeConfigSchema([a])).not.toBe(schema);
+    // Each still checks what its own sections say.
+    expect(parseConfig({ sec_b: { n: 1 } }, "config", [a, b]).sec_b).toEqual({ n: 1 });
+    expect(() => parseConfig({ sec_b: { n: 1 } }, "config", [a])).toThrow(/sec_b/);
   });
 });

@@ -150,8 +150,15 @@ export function configContributionsOf(config: ToolbeltConfig): readonly ConfigCo
   return (config as { [PARSED_WITH]?: readonly ConfigContribution[] })[PARSED_WITH] ?? [];
 }
 
-const composed = new WeakMap<readonly ConfigContribution[], z.ZodType>();
-const composedLoose = new WeakMap<readonly ConfigContribution[], z.ZodType>();
+// Found by the contributions in it, not by the array: the config loader (twice), createToolbelt and
+// the session each build their own array of the same contributions, and composing costs ≈ 2–3 ms.
+const composed: Array<{ contributions: readonly ConfigContribution[]; loose: boolean; schema: z.ZodType }> =
+  [];
+const MAX_COMPOSED = 16;
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
 
 export interface ParseOptions {
   /**
@@ -170,9 +177,9 @@ export function composeConfigSchema(
   contributions: readonly ConfigContribution[] = [],
   options: ParseOptions = {},
 ): z.ZodType {
-  const cache = options.unknownSections === "allow" ? composedLoose : composed;
-  const cached = cache.get(contributions);
-  if (cached) return cached;
+  const loose = options.unknownSections === "allow";
+  const cached = composed.find((c) => c.loose === loose && sameItems(c.contributions, contributions));
+  if (cached) return cached.schema;
   const keys = contributedKeys(contributions, CORE_KEYS);
   const agent: Record<string, z.ZodType> = { ...agentSchema.shape };
   const top: Record<string, z.ZodType> = { ...configSchema.shape };
@@ -190,8 +197,8 @@ export function composeConfigSchema(
   for (const [tool, fields] of toolFields) tools[tool] = permissionEntry.extend(fields).optional();
   top.agent = z.strictObject(agent).default({});
   top.tools = z.object(tools).catchall(permissionEntry).default({});
-  const schema = options.unknownSections === "allow" ? z.looseObject(top) : z.strictObject(top);
-  cache.set(contributions, schema);
+  const schema = loose ? z.looseObject(top) : z.strictObject(top);
+  if (composed.push({ contributions: [...contributions], loose, schema }) > MAX_COMPOSED) composed.shift();
   return schema;
 }
 

@@ -89,6 +89,16 @@ async function builtinContributions(root: string, options: ConfigOptions): Promi
   return (await import("./contributions.js")).BUILTIN_CONTRIBUTIONS;
 }
 
+function tryLoadTrustedConfig(
+  ...args: Parameters<typeof loadTrustedConfig>
+): ReturnType<typeof loadTrustedConfig> | undefined {
+  try {
+    return loadTrustedConfig(...args);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The config keys of `builtin` and `extra`, each once. */
 function configKeys(builtin: readonly Contributions[], extra: readonly Contributions[]) {
   return [...new Set([...builtin, ...extra].flatMap((c) => c.config ?? []))];
@@ -121,6 +131,13 @@ export async function resolveSessionConfig(
     list.map((p) => p.contributes).filter((c) => c !== undefined);
   const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
   const builtin = await builtinContributions(root, options);
+  if (given.length === 0) {
+    // Most configs name no plugin: then the strict check alone is the answer the two passes below
+    // give (same layers, same keys). Anything it rejects may be a plugin's section: the passes decide.
+    const strict = tryLoadTrustedConfig(root, { ...sources, contributions: configKeys(builtin, []) });
+    if (strict && strict.config.plugins.length === 0)
+      return { config: strict.config, trust: strict.trust, plugins: [], contributions: builtin };
+  }
   const first = loadTrustedConfig(root, {
     ...sources,
     contributions: configKeys(builtin, ownContributions(objects)),
