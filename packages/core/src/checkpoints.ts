@@ -261,19 +261,24 @@ export class CheckpointStore implements CheckpointRecorder {
   ): Promise<string> {
     await this.#init();
     const max = this.options.maxFileBytes;
-    const state = async (rel: string, b: RecordedFile["before"]): Promise<FileState> => {
+    // Hashes first: the record needs only them, so the blobs and the record are written (and
+    // fsynced) at once. The caller touches no file before all of them are durable (see
+    // runTransaction), which is the order a crash relies on: a record whose blob never landed
+    // describes a file that was not changed either.
+    const blobs = new Map<string, Uint8Array>();
+    const state = (rel: string, b: RecordedFile["before"]): FileState => {
       if (b === undefined) return null;
       if (b === "too_large" || b === "unknown") return b;
       if (b.byteLength > max) return "too_large";
-      return this.#putBlob(b, this.#hashOf(rel, b));
+      const hash = this.#hashOf(rel, b);
+      blobs.set(hash, b);
+      return hash;
     };
-    // Blobs are independent files: their writes and fsyncs overlap; the record follows them all.
-    const recorded: CheckpointFile[] = await Promise.all(
-      files.map(async (f) => {
-        const [before, after] = await Promise.all([state(f.path, f.before), state(f.path, f.after)]);
-        return { path: f.path, before, after };
-      }),
-    );
+    const recorded: CheckpointFile[] = files.map((f) => ({
+      path: f.path,
+      before: state(f.path, f.before),
+      after: state(f.path, f.after),
+    }));
     for (const [i, f] of files.entries()) {
       const after = (recorded[i] as CheckpointFile).after;
       if (f.after instanceof Uint8Array && typeof after === "string" && HEX64.test(after))
@@ -292,7 +297,19 @@ export class CheckpointStore implements CheckpointRecorder {
       files: recorded,
       ...(meta.restore_of ? { restore_of: meta.restore_of } : {}),
     };
-    await this.#append(line, true);
+    const appended = this.#append(line, true);
+    const settled = await Promise.allSettled([
+      appended,
+      ...[...blobs].map(([hash, bytes]) => this.#putBlob(bytes, hash)),
+    ]);
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) {
+      for (const f of files) this.#forget(f.path);
+      // The record of a change that will not be made: marked so, as a rolled-back write is.
+      if (settled[0]?.status === "fulfilled")
+        await this.#append({ v: 1, t: "end", id, state: "rolled_back" }, false).catch(() => {});
+      throw failed.reason;
+    }
     if (this.#sincePrune > this.options.maxBytes / 16 || (await this.#pruneDue())) {
       this.#sincePrune = 0;
       // Pruning is housekeeping: a failure of it must not fail the write it follows.
