@@ -72,13 +72,16 @@ function ruleDecision(
 
 /** The `tools.*` keys that apply to a tool, broadest first: `file`, its family, its name, its profile name. */
 export function policyKeys(subject: Pick<PolicySubject, "tool" | "calledAs" | "family">): string[] {
-  const keys = [
-    FILE_FAMILIES.has(subject.family) ? FILE_TOOLS_KEY : undefined,
-    subject.family,
-    subject.tool,
-    subject.calledAs,
-  ];
-  return [...new Set(keys.filter((k): k is string => !!k))];
+  // Runs for every tool on every call (bindings, decide): plain pushes, no Set, no filter.
+  const keys: string[] = [];
+  const add = (k: string | undefined) => {
+    if (k && !keys.includes(k)) keys.push(k);
+  };
+  if (FILE_FAMILIES.has(subject.family)) keys.push(FILE_TOOLS_KEY);
+  add(subject.family);
+  add(subject.tool);
+  add(subject.calledAs);
+  return keys;
 }
 
 function entriesOf(config: ToolbeltConfig): Record<string, Entry | undefined> {

@@ -25,7 +25,7 @@ import { checkToolKeys, decide, ruleNote, ruleRefusal, ruleSubjectsFor, toolEnab
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
-import { openForRead } from "./safe-open.js";
+import { openForRead, openForReadSync } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import {
@@ -380,10 +380,14 @@ export class Session {
       const budget = (this.#config.agent.context_window_tokens ?? DEFAULT_CONTEXT_TOKENS) * share;
       defer = chars / 4 > budget;
     }
-    const bindings = candidates.map((c) => ({
-      ...c,
-      deferred: defer && !!c.tool.deferrable && !this.#discovered.has(c.name),
-    }));
+    // Written out rather than `{ ...c, deferred }`: object spread here took ≈ 2 µs per tool (V8's
+    // generic clone path), ≈ 50 µs of every call. Same keys, same order.
+    const bindings: Binding[] = candidates.map((c) => {
+      const deferred = defer && !!c.tool.deferrable && !this.#discovered.has(c.name);
+      return c.variant
+        ? { name: c.name, tool: c.tool, variant: c.variant, deferred }
+        : { name: c.name, tool: c.tool, deferred };
+    });
     if (bindings.some((b) => b.deferred) || (defer && this.#discovered.size > 0)) {
       bindings.unshift({ name: toolSearchTool.name, tool: toolSearchTool, deferred: false });
     }
@@ -711,6 +715,15 @@ export class Session {
   async openFile(abs: string): Promise<FileHandle> {
     const target = this.#resolver.resolve(abs, this.#cwd);
     return openForRead(target.abs, { root: this.#resolver.root });
+  }
+
+  /**
+   * openFile's checks and open, synchronously: a bare descriptor the caller closes (closeSync). For
+   * reading a small file at once, where a FileHandle's asynchronous open and close cost more than the read.
+   */
+  openFileSync(abs: string): number {
+    const target = this.#resolver.resolve(abs, this.#cwd);
+    return openForReadSync(target.abs, { root: this.#resolver.root });
   }
 
   async #checkWrite(gate: WriteGate, abs: string, bytes: number): Promise<{ abs: string; rel: string }> {

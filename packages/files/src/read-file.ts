@@ -1,4 +1,4 @@
-import { fstatSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync, type Stats } from "node:fs";
 import {
   defineTool,
   fingerprintOf,
@@ -154,30 +154,41 @@ function readWhole(fd: number, size: number): Buffer {
  * descriptor, so the fingerprint describes what was read. Only regular files are read: a FIFO or a
  * device opened here would block or never end (the open itself does not block).
  */
+function checkReadable(stat: Stats, rel: string, max: { bytes: number; what: string }): void {
+  if (stat.isDirectory())
+    throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
+  if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
+  if (stat.size > max.bytes) {
+    throw new ToolbeltError("ETOO_LARGE", `${rel} is ${stat.size} bytes; ${max.what} ${max.bytes} bytes`, {
+      details: { path: rel, size: stat.size, limit: max.bytes },
+    });
+  }
+}
+
 async function readOpened(
   ctx: ToolContext,
   abs: string,
   rel: string,
   max: { bytes: number; what: string },
 ): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
+  // Most reads are of small files: opened (with the same checks), stat'ed and read synchronously,
+  // microseconds each, where the thread-pool round trips of a FileHandle were most of the call's
+  // cost. Larger (and empty, possibly special) files are read asynchronously, so a server answering
+  // other sessions is never held up by one big read.
+  const fd = ctx.session.openFileSync(abs);
+  try {
+    const stat = fstatSync(fd);
+    checkReadable(stat, rel, max);
+    if (stat.size > 0 && stat.size <= SYNC_READ_MAX_BYTES)
+      return { bytes: readWhole(fd, stat.size), size: stat.size, mtimeMs: stat.mtimeMs };
+  } finally {
+    closeSync(fd);
+  }
   const handle = await ctx.openFile(abs);
   try {
-    // fstat and small reads on the descriptor are synchronous: microseconds each, where a thread-pool
-    // round trip per call was most of a small read's cost. Large files are read asynchronously, so
-    // a server answering other sessions is never held up by one big read.
-    const stat = fstatSync(handle.fd);
-    if (stat.isDirectory())
-      throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
-    if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
-    if (stat.size > max.bytes) {
-      throw new ToolbeltError("ETOO_LARGE", `${rel} is ${stat.size} bytes; ${max.what} ${max.bytes} bytes`, {
-        details: { path: rel, size: stat.size, limit: max.bytes },
-      });
-    }
-    const bytes =
-      stat.size > 0 && stat.size <= SYNC_READ_MAX_BYTES
-        ? readWhole(handle.fd, stat.size)
-        : await handle.readFile();
+    const stat = await handle.stat();
+    checkReadable(stat, rel, max);
+    const bytes = await handle.readFile();
     return { bytes, size: stat.size, mtimeMs: stat.mtimeMs };
   } finally {
     await handle.close();
