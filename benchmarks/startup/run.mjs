@@ -88,6 +88,24 @@ for (let round = 0; round < (execOnly ? 0 : runs); round++)
 const results = execOnly ? [] : oneShot.map(([name], i) => [name, stats(times[i])]);
 const baseline = execOnly ? 0 : results[0][1].median;
 
+// BENCH_ONLY=oneshot skips exec (the one-shot rows alone, e.g. while working on `tools`).
+const oneShotOnly = process.env.BENCH_ONLY === "oneshot";
+if (oneShotOnly) {
+  const load = os.loadavg()[0].toFixed(1);
+  console.log(
+    `## startup (median of ${runs} runs, ${os.cpus().length} cores, node ${process.version}, load ${load})\n`,
+  );
+  console.log(
+    table(
+      ["command", "median", "p10", "p90", "vs node -e ''"],
+      results.map(([name, s]) => [name, fmt(s.median), fmt(s.p10), fmt(s.p90), ratio(s.median, baseline)]),
+    ),
+  );
+  rmSync(root, { recursive: true, force: true });
+  rmSync(env.TOOLBELT_CONFIG_DIR, { recursive: true, force: true });
+  process.exit(0);
+}
+
 const line = (tool, input, id) => `${JSON.stringify({ id: String(id), tool, input })}\n`;
 const oneRead = line("read_file", { path: "hello.txt" }, 0);
 const firstTb = stats(

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { configSourceFiles, TRUST_ENV } from "@toolbelt/core/config-paths";
 import { parseFast } from "./fast-args.js";
 
@@ -22,7 +22,21 @@ export const MANIFEST_PACKAGES = [
   "@toolbelt/mcp",
 ];
 
-const require = createRequire(import.meta.url);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Where `name`'s package.json is, found as Node finds a package for this file: in the node_modules
+ * folder of this directory or of the nearest parent that has the package. A plain walk of stats,
+ * not require.resolve: setting up the CommonJS resolver was most of what the fingerprint cost a cold
+ * start. A layout without node_modules folders (Yarn PnP) finds nothing, and the CLI loads families.
+ */
+function packageJsonOf(name: string): string | undefined {
+  for (let dir = HERE; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, "node_modules", name, "package.json");
+    if (statSync(file, { throwIfNoEntry: false })?.isFile()) return file;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
 
 /**
  * Each package's version and the total size of its built files. The families are separate npm
@@ -34,9 +48,10 @@ export function packageFingerprint(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of MANIFEST_PACKAGES) {
     try {
-      // require.resolve, not import.meta.resolve: locating a package.json is not loading the package,
-      // and module loader hooks (the tests that prove what a run loads) should not see it as such.
-      const pkgFile = require.resolve(`${name}/package.json`);
+      // Located, not resolved through the module loader: locating a package.json is not loading the
+      // package, and loader hooks (the tests that prove what a run loads) should not see it as such.
+      const pkgFile = packageJsonOf(name);
+      if (!pkgFile) throw new Error(`${name} not found`);
       const { version } = JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: string };
       const dist = path.join(path.dirname(pkgFile), "dist");
       let size = 0;
