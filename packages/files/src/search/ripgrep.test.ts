@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { locateRipgrep } from "./engine.js";
 import { searchWithJs } from "./js-search.js";
 import { compileQuery } from "./regex.js";
-import { searchWithRipgrep } from "./ripgrep.js";
+import { ripgrepArgs, searchWithRipgrep } from "./ripgrep.js";
 
 const rg = await locateRipgrep();
 if (!rg) console.warn("ripgrep match decoding: no ripgrep found; skipped");
@@ -121,6 +121,31 @@ describe("ripgrep plain output read the same as --json", () => {
     ]);
     expect(all.files.find((f) => f.path === "both/long.txt")?.matches[0]?.text.length).toBe(4 + 200 * 1024);
     expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
+  });
+
+  it.skipIf(!rg)("reads as JSON only the files plain output cannot carry, not the whole batch", async () => {
+    const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-log-")));
+    tree(root);
+    // A wrapper that notes how many names each --json run was handed, then runs ripgrep.
+    const log = path.join(root, "..", `${path.basename(root)}.log`);
+    const wrapper = path.join(root, "..", `${path.basename(root)}-rg.sh`);
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\nfor a in "$@"; do [ "$a" = --json ] && echo "json $#" >> '${log}'; done\nexec '${rg?.path}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const out = await searchWithRipgrep({
+      rg: wrapper,
+      cwd: root,
+      target: "both",
+      query: "hit",
+      maxMatches: 1_000_000,
+    });
+    expect(out.files.find((f) => f.path === "both/long.txt")?.matches).toHaveLength(2);
+    // One JSON run over two files (the flags, `--`, two names): long.txt's 200 KiB line, and
+    // utf16.txt, whose last match ends in CR and whose last byte is not LF (UTF-16 puts NUL after it).
+    const flags = ripgrepArgs({ target: ".", query: "hit" }).length;
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual([`json ${flags + 1}`]);
   });
 
   it.skipIf(!rg)("collects every match of a tree with awkward names as the JS engine does", async () => {

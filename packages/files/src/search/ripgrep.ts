@@ -322,8 +322,9 @@ async function plainPass(
         entry.binary = true;
         entry.matches = [];
       } else surprise = true;
-      current = undefined;
-      currentName = undefined;
+      // Lines of the same file may follow: they belong to the entry, which keeps none of them.
+      current = entry;
+      currentName = name === undefined ? undefined : Buffer.from(name, "utf8");
       return;
     }
     if (!current || !currentName || !sameBytes(currentName, buf, from, nul)) {
@@ -334,7 +335,7 @@ async function plainPass(
       }
       currentName = Buffer.from(buf.subarray(from, nul));
     }
-    if (current.binary) return;
+    if (current.binary || current.redo) return;
     let at = nul + 1;
     let lineNumber = 0;
     for (; at < to; at++) {
@@ -367,8 +368,9 @@ async function plainPass(
     const entry = name === undefined ? undefined : (seen.get(name) ?? open(name));
     if (!entry) surprise = true;
     else entry.redo = true;
-    current = undefined;
-    currentName = undefined;
+    // The file's other lines still follow: the JSON pass reads them all again.
+    current = entry;
+    currentName = entry ? Buffer.from(head.subarray(0, nul)) : undefined;
   };
   const { code, stderr } = await runRipgrep(search, args, { line, oversized }, PLAIN_LINE_MAX);
   if (surprise || (code === 2 && /regex|glob/i.test(stderr))) return undefined;
