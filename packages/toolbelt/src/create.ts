@@ -18,6 +18,7 @@ import {
   USER_CONFIG_FILE,
   userConfigDir,
 } from "@toolbelt/core";
+import { MCP_JSON } from "@toolbelt/core/config-paths";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
 export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
@@ -39,8 +40,8 @@ export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugin
   families?: readonly FamilyName[];
   /**
    * @internal The CLI's one-shot `run`: with no config anywhere (no user or project config file, no
-   * `config`, `configFile` or plugins), know only the keys and events of `families` (and mcp's),
-   * not every built-in family's. Such a session's config is the default for its own families.
+   * `config`, `configFile` or plugins), know only the keys and events of `families` (and mcp's
+   * when a `.mcp.json` exists), not every built-in family's. Such a session's config is the default for its own families.
    */
   familyContributionsOnly?: boolean;
 }
@@ -84,8 +85,9 @@ async function builtinContributions(root: string, options: ConfigOptions): Promi
     (options.plugins?.length ?? 0) === 0 &&
     (options.userConfig === false || !existsSync(path.join(userConfigDir(), USER_CONFIG_FILE))) &&
     !existsSync(path.join(root, CONFIG_FILE));
+  // mcp's reports an untrusted project's .mcp.json (read only if it exists), so it comes along then.
   if (options.familyContributionsOnly && options.families && noConfig)
-    return loadFamilyContributions(options.families);
+    return loadFamilyContributions(options.families, existsSync(path.join(root, MCP_JSON)));
   return (await import("./contributions.js")).BUILTIN_CONTRIBUTIONS;
 }
 

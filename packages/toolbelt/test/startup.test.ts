@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -234,8 +234,7 @@ describe("one-shot run", () => {
         .filter(Boolean)
         .sort();
     const lean = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}']);
-    // mcp's stays: the family gate needs it, and it reports an untrusted project's .mcp.json.
-    expect(contribsOf(lean.urls)).toEqual(["files", "mcp"]);
+    expect(contribsOf(lean.urls)).toEqual(["files"]);
     // A config file (even an empty one) brings every family's keys back, and the payload is the same.
     const dir = tempRoot("tb-startup-empty-");
     const empty = path.join(dir, "empty.json");
@@ -267,6 +266,13 @@ describe("one-shot run", () => {
     });
     expect(userBad.code).toBe(2);
     expect(userBad.stderr).toContain("lsp");
+    // An untrusted project's .mcp.json brings mcp's in: it is what reports the servers not started.
+    rmSync(path.join(project, "configs"), { recursive: true });
+    writeFileSync(path.join(project, ".mcp.json"), '{"mcpServers":{"evil":{"command":"touch"}}}');
+    const mcp = await traced(["run", "read_file", "--input", '{"path":"a.txt"}'], { cwd: project });
+    expect(mcp.result.code).toBe(0);
+    expect(mcp.result.stderr).toContain("mcpServers.evil (.mcp.json): starts an MCP server");
+    expect(mcp.urls.some((u) => /\/mcp\/dist\/contrib\.js$/.test(u))).toBe(true);
   });
 
   it("a line the fast parser does not take still goes through yargs (and its errors)", async () => {
