@@ -107,7 +107,9 @@ describe("composeConfigSchema", () => {
     expect(composeConfigSchema([a, b], { unknownSections: "allow" })).not.toBe(schema);
     expect(composeConfigSchema([a])).not.toBe(schema);
     // Each still checks what its own sections say.
-    expect((parseConfig({ sec_b: { n: 1 } }, "config", [a, b]) as Record<string, unknown>).sec_b).toEqual({
+    expect(
+      (parseConfig({ sec_b: { n: 1 } }, "config", [a, b]) as unknown as Record<string, unknown>).sec_b,
+    ).toEqual({
       n: 1,
     });
     expect(() => parseConfig({ sec_b: { n: 1 } }, "config", [a])).toThrow(/sec_b/);
