@@ -101,7 +101,8 @@ async function readBefore(
     // What the caller read is the before-image only if the file still holds it, byte for byte.
     if (expected && st.size === expected.byteLength && (await holdsExactly(handle, expected)))
       return { before: expected };
-    return { before: new Uint8Array(await handle.readFile()) };
+    const read = await handle.readFile();
+    return { before: new Uint8Array(read.buffer, read.byteOffset, read.byteLength) };
   } catch {
     return { before: undefined, notKept: "unknown" };
   } finally {
@@ -150,6 +151,14 @@ export async function runTransaction(
     p.before = b.before;
     p.notKept = b.notKept;
   }
+  // Staging starts first: its I/O runs in the thread pool while the recorder hashes the images.
+  const early = Promise.allSettled(
+    planned.map((p) =>
+      p.after === undefined
+        ? Promise.resolve(undefined)
+        : prepareFileAtomic(p.abs, p.after, { ...options, root: env.root, mkdirs: false }),
+    ),
+  );
   const recording = env.recorder
     ? env.recorder.begin(
         { call: env.call, tool: env.tool, ...(env.restoreOf ? { restore_of: env.restoreOf } : {}) },
@@ -161,13 +170,6 @@ export async function runTransaction(
   // the two waits for the disk overlap. Missing parent directories are created only once the record
   // is made (as a write in turn would), and a temp file that failed is reported when its turn comes,
   // after the files before it are written, exactly as if each were written in turn.
-  const early = Promise.allSettled(
-    planned.map((p) =>
-      p.after === undefined
-        ? Promise.resolve(undefined)
-        : prepareFileAtomic(p.abs, p.after, { ...options, root: env.root, mkdirs: false }),
-    ),
-  );
   const [recorded, firstTry] = await Promise.all([
     recording.then(
       (id) => ({ ok: true as const, id }),

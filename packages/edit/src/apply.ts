@@ -85,7 +85,9 @@ export async function loadFile(ctx: ToolContext, abs: string, rel: string): Prom
         { details: { path: rel } },
       );
     }
-    const bytes = new Uint8Array(await handle.readFile());
+    // A view of the buffer read, not a copy of it (a large file would be held twice).
+    const read = await handle.readFile();
+    const bytes = new Uint8Array(read.buffer, read.byteOffset, read.byteLength);
     // Only a file this session has read can be stale; hashing an unread one would decide nothing.
     const stale =
       ctx.ledger.status(abs) !== "unread" && ctx.ledger.status(abs, fingerprintOf(bytes, stat)) === "stale";
