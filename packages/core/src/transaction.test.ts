@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -143,6 +151,25 @@ describe("ctx.writeFiles", () => {
     expect(() => readFileSync(path.join(root, "fresh.txt"))).toThrow();
     // The rolled-back write left no checkpoint behind.
     expect((await s.checkpoints.list()).filter((c) => c.session === s.id)).toEqual([]);
+    await s.close();
+  });
+
+  it("leaves no temp file behind when a change fails before the files staged after it are written", async () => {
+    const root = temp("tb-tx-");
+    writeFileSync(path.join(root, "a.txt"), "old a\n");
+    mkdirSync(path.join(root, "dir"));
+    const s = await session(root);
+    for (const first of [
+      { path: "dir", remove: true },
+      { path: "dir", content: "not a dir\n" },
+    ]) {
+      const out = await s.call("write_many", {
+        files: [first, { path: "a.txt", content: "new a\n" }, { path: "b.txt", content: "b\n" }],
+      });
+      expect(out).toMatchObject({ kind: "error" });
+      expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("old a\n");
+      expect(readdirSync(root).sort()).toEqual(["a.txt", "dir"]);
+    }
     await s.close();
   });
 

@@ -178,11 +178,11 @@ export async function runTransaction(
     early,
   ]);
   const staged: Array<PromiseSettledResult<PreparedWrite | undefined>> = firstTry;
-  const abortStaged = async (from: number) => {
-    for (const s of staged.slice(from)) if (s.status === "fulfilled") await s.value?.abort().catch(() => {});
+  const abortStaged = async () => {
+    for (const s of staged) if (s.status === "fulfilled") await s.value?.abort().catch(() => {});
   };
   if (!recorded.ok) {
-    await abortStaged(0);
+    await abortStaged();
     throw recorded.error;
   }
   const record = recorded.id;
@@ -197,30 +197,20 @@ export async function runTransaction(
   const written: Planned[] = [];
   try {
     for (const [i, p] of planned.entries()) {
-      let prepared: PreparedWrite | undefined;
-      try {
-        prepared = await stagedAt(i, p);
-      } catch (error) {
-        await abortStaged(i + 1);
-        throw error;
-      }
+      const prepared = await stagedAt(i, p);
       if (prepared === undefined) {
         const removed = await removeFileAt(p.abs, env.root);
         results.push({ path: p.rel, created: false, bytes: 0, removed, notes: [] });
       } else {
-        let r: AtomicWriteResult;
-        try {
-          r = await prepared.commit();
-        } catch (error) {
-          await abortStaged(i + 1);
-          throw error;
-        }
+        const r = await prepared.commit();
         results.push({ path: p.rel, ...r, notes: [] });
       }
       written.push(p);
       env.ledger.invalidate(p.abs);
     }
   } catch (error) {
+    // The temp files not renamed yet go (a committed one refuses a second settle, harmlessly).
+    await abortStaged();
     const failed = planned[written.length] as Planned;
     const unrestored: string[] = [];
     for (const w of [...written].reverse()) {
