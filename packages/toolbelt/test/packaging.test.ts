@@ -380,6 +380,43 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     expect(payload.content).toContain("hello from outside");
   });
 
+  // The build's text for `tools` holds only for the packages it was made from: in the installed tree
+  // the fingerprint must find them (node_modules/@toolbelt/*, not the workspace) and match.
+  it("answers `tools` in the installed tree from the build's text, without loading core's index", () => {
+    const dir = tempRoot("tb-packaging-hook-");
+    const log = path.join(dir, "loaded.txt");
+    const hooks = path.join(dir, "hooks.mjs");
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from "node:fs";\nexport async function resolve(s, c, next) {\n  const out = await next(s, c);\n  appendFileSync(${JSON.stringify(log)}, out.url + "\\n");\n  return out;\n}\n`,
+    );
+    const register = path.join(dir, "register.mjs");
+    writeFileSync(
+      register,
+      `import { register } from "node:module";\nimport { pathToFileURL } from "node:url";\nregister(pathToFileURL(${JSON.stringify(hooks)}).href);\n`,
+    );
+    const main = path.join(app, "node_modules/@toolbelt/toolbelt/dist/bin.js");
+    const env = { ...cleanEnv(), TOOLBELT_CONFIG_DIR: tempRoot("tb-packaging-user-"), TOOLBELT_TRUST: "" };
+    const args = ["tools", "--format", "names", "--root", project];
+    writeFileSync(log, "");
+    const fast = spawnSync(process.execPath, ["--import", register, main, ...args], {
+      cwd: app,
+      env,
+      encoding: "utf8",
+    });
+    const live = spawnSync(process.execPath, [main, ...args], {
+      cwd: app,
+      env: { ...env, TOOLBELT_NO_MANIFEST: "1" },
+      encoding: "utf8",
+    });
+    expect(live.status, live.stderr).toBe(0);
+    expect(fast.stdout).toBe(live.stdout);
+    expect(fast.stdout.split("\n")).toContain("read_file");
+    const loaded = readFileSync(log, "utf8").split("\n").filter(Boolean);
+    expect(loaded.some((u) => u.includes("/node_modules/@toolbelt/toolbelt/dist/"))).toBe(true);
+    expect(loaded.filter((u) => /\/@toolbelt\/core\/dist\/index\.js$/.test(u))).toEqual([]);
+  });
+
   const doctor = async () => {
     const out = ok(await run(bin, ["doctor", "--format", "json", "--root", project], app), "toolbelt doctor");
     const checks = JSON.parse(out.stdout) as Array<{
