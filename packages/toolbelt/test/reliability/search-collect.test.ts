@@ -99,12 +99,12 @@ function run(engine: "ripgrep" | "js", input: Record<string, unknown>, text: boo
 }
 
 describe("search_files collecting every match", () => {
-  it.each([
+  it.for<[string, { query: string; path?: string }]>([
     ["a subtree of plain names", { query: "common", path: "plain" }],
     ["the whole root, a name with LF too", { query: "common" }],
     ["a regex", { query: "common_\\d+ = 1\\d" }],
     ["one named binary file", { query: "common", path: "plain/odd/binary.dat" }],
-  ])("ripgrep answers %s as the JS engine does, payload and text (CLI)", async (ctx, input) => {
+  ])("ripgrep answers %s as the JS engine does, payload and text (CLI)", async ([, input], ctx) => {
     if (!rgAvailable) return ctx.skip();
     const rg = JSON.parse(await run("ripgrep", input, false)) as { engine: string; matches: number };
     const js = JSON.parse(await run("js", input, false)) as { engine: string; matches: number };
