@@ -321,40 +321,6 @@ async function runCommand(args: RunArgs): Promise<number> {
   }
 }
 
-/** Above this many bytes waiting, a held stream is written out at once. */
-const HOLD_MAX_BYTES = 1 << 20;
-
-/**
- * Holds a stream's writes for the rest of the current turn of the event loop: answers that finish
- * in the same turn (small reads complete without waiting on I/O) leave in one write instead of one
- * each. The release is a process.nextTick, which runs once the pending promise jobs are done, i.e.
- * when the loop would wait anyway: no answer waits past the turn, and a caller that waits for an
- * answer before sending the next line gets it as before.
- */
-function corkedTurn(stream: NodeJS.WriteStream): { hold(): void; flush(): void } {
-  let held = false;
-  const flush = () => {
-    if (!held) return;
-    held = false;
-    stream.uncork();
-  };
-  return {
-    hold() {
-      if (held) {
-        if (stream.writableLength > HOLD_MAX_BYTES) {
-          flush();
-          this.hold();
-        }
-        return;
-      }
-      held = true;
-      stream.cork();
-      process.nextTick(flush);
-    },
-    flush,
-  };
-}
-
 /** What went wrong in an exec run, for the summary line. */
 class ExecTally {
   calls = 0;
@@ -402,10 +368,8 @@ async function execCommand(
   const session = await openSession(args, undefined, undefined, [notice]);
   const tally = new ExecTally();
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
-  const batch = corkedTurn(process.stdout);
   try {
     for await (const line of lines) {
-      batch.hold();
       if (line.trim() === "") continue;
       let request: { id?: unknown; tool?: unknown; input?: unknown };
       try {
@@ -434,7 +398,6 @@ async function execCommand(
       writeLine({ id, tool: request.tool, result });
     }
   } finally {
-    batch.flush();
     await session.close();
   }
   if (!tally.failed(args.failOnCommandError)) return EXIT_OK;

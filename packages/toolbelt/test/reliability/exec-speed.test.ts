@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, jsonLines, mcpCall, REPO, tempRoot } from "../cli-harness.js";
 
 // The per-call fast paths of `exec` (issue 17): small reads opened, checked and read synchronously,
-// one realpath for paths with no symlink, call events built without zod, answers of one turn of the
-// event loop written together. What they must not change: every check of the read path holds at the
-// open, answers come complete and in order, and the same reads answer the same over a server.
+// one realpath for paths with no symlink, call events built without zod. What they must not change:
+// every check of the read path holds at the open, answers and their events come complete and in
+// order, and the same reads answer the same over a server.
 
 const base = tempRoot("tb-exec-speed-");
 beforeAll(() => assertBuilt());
@@ -130,7 +130,7 @@ describe.skipIf(process.platform !== "linux")("the synchronous read path under a
   }, 60_000);
 });
 
-describe("exec answers written together", () => {
+describe("exec answers with the fast paths", () => {
   it("answers 600 calls sent at once completely and in order, each event before its answer", async () => {
     const { root } = project("batch");
     for (let i = 0; i < 20; i++)
