@@ -101,10 +101,13 @@ export function cli(
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => {
+    // Decoded by the stream, so a character split across two pipe chunks is not mangled.
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (d: string) => {
       stdout += d;
     });
-    child.stderr.on("data", (d) => {
+    child.stderr.on("data", (d: string) => {
       stderr += d;
     });
     const timer = setTimeout(() => {
@@ -149,15 +152,17 @@ export async function mcpCall(
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
-  child.stderr.on("data", (d) => {
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d: string) => {
     stderr += d;
   });
   let buffer = "";
   let pending: { id: number; resolve: (r: JsonRpcResponse) => void; reject: (e: Error) => void } | undefined;
   const fail = (why: string) =>
     pending?.reject(new Error(`serve --mcp ${args.join(" ")}: ${why}\nstderr: ${stderr}`));
-  child.stdout.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    buffer += chunk;
     for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
