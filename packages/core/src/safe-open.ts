@@ -215,21 +215,16 @@ export interface OpenForReadOptions {
  * component is not followed either, and a FIFO opens without blocking (callers fstat the handle).
  */
 export async function openForRead(abs: string, options: OpenForReadOptions): Promise<FileHandle> {
-  const flags = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  if (abs === options.root) {
-    const dir = await DirRef.open(abs);
-    await dir.close();
-    throw errnoError("EISDIR", abs);
+  if (!hasProcFd()) {
+    if (abs === options.root) refuseRoot(abs);
+    return openByPathChecked(abs, options.root, READ_FLAGS);
   }
-  if (!hasProcFd()) return openByPathChecked(abs, options.root, flags);
-  const name = path.basename(abs);
-  checkName(name);
   // The directory's open and its /proc check are the same acts as DirRef.open's, done synchronously:
   // each is a metadata syscall of a few microseconds, and three thread-pool round trips were most of
   // what a small read cost. Only the file's open stays asynchronous (a FileHandle has no sync form).
-  const dirFd = openDirectorySync(path.dirname(abs));
+  const { dirFd, name } = checkedParent(abs, options.root);
   try {
-    return await fs.open(`${PROC_FD}/${dirFd}/${name}`, flags);
+    return await fs.open(`${PROC_FD}/${dirFd}/${name}`, READ_FLAGS);
   } finally {
     closeSync(dirFd);
   }
@@ -241,21 +236,33 @@ export async function openForRead(abs: string, options: OpenForReadOptions): Pro
  * thread-pool round trips of a FileHandle's open and close.
  */
 export function openForReadSync(abs: string, options: OpenForReadOptions): number {
-  const flags = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  if (abs === options.root) {
-    if (hasProcFd()) closeSync(openDirectorySync(abs));
-    else if (!statSync(abs).isDirectory()) throw errnoError("ENOTDIR", abs);
-    throw errnoError("EISDIR", abs);
+  if (!hasProcFd()) {
+    if (abs === options.root) refuseRoot(abs);
+    return openByPathCheckedSync(abs, options.root, READ_FLAGS);
   }
-  if (!hasProcFd()) return openByPathCheckedSync(abs, options.root, flags);
-  const name = path.basename(abs);
-  checkName(name);
-  const dirFd = openDirectorySync(path.dirname(abs));
+  const { dirFd, name } = checkedParent(abs, options.root);
   try {
-    return openSync(`${PROC_FD}/${dirFd}/${name}`, flags);
+    return openSync(`${PROC_FD}/${dirFd}/${name}`, READ_FLAGS);
   } finally {
     closeSync(dirFd);
   }
+}
+
+const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+
+/** The root is a directory: EISDIR once it is shown to be one (ENOTDIR, or a swap, otherwise). */
+function refuseRoot(abs: string): never {
+  if (hasProcFd()) closeSync(openDirectorySync(abs));
+  else if (!statSync(abs).isDirectory()) throw errnoError("ENOTDIR", abs);
+  throw errnoError("EISDIR", abs);
+}
+
+/** The checked descriptor of `abs`'s directory (see openDirectorySync) and the name to open in it. */
+function checkedParent(abs: string, root: string): { dirFd: number; name: string } {
+  if (abs === root) refuseRoot(abs);
+  const name = path.basename(abs);
+  checkName(name);
+  return { dirFd: openDirectorySync(path.dirname(abs)), name };
 }
 
 /** DirRef.open's checks on a bare descriptor: open(O_DIRECTORY|O_NOFOLLOW), then its kernel path is `dir`. */
