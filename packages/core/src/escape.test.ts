@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { elideMiddle, escapeName, escapePath, escapeText, unescapeText, visibleText } from "./escape.js";
+import {
+  elideMiddle,
+  escapeName,
+  escapePath,
+  escapeText,
+  escapeTextSlow,
+  unescapeText,
+  visibleText,
+} from "./escape.js";
 import { parseToolText, renderText, renderTree } from "./text-format.js";
 
 /** Strings rich in what the escape is about: controls, bidi, separators, spaces, backslashes, escape letters. */
@@ -78,6 +86,48 @@ describe("escapeText", () => {
         expect(unescapeText(name)).toBe(s);
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it("the precheck agrees with the character-by-character escape on every character class", () => {
+    // One arbitrary per class the escape handles, plus the plain characters around them.
+    const classChar = fc.oneof(
+      fc.integer({ min: 0x00, max: 0x1f }).map((c) => String.fromCharCode(c)), // C0 controls
+      fc.integer({ min: 0x7f, max: 0x9f }).map((c) => String.fromCharCode(c)), // DEL and C1 controls
+      fc.constantFrom(
+        "\u200e",
+        "\u200f",
+        "\u061c",
+        ...Array.from("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"),
+      ), // bidi
+      fc.constantFrom("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\u180e"), // zero-width and soft hyphen
+      fc.constantFrom("\u2028", "\u2029"), // line and paragraph separators
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), // lone surrogates
+      fc.integer({ min: 0xe0000, max: 0xe007f }).map((c) => String.fromCodePoint(c)), // tags block
+      fc.constant("\ufeff"), // BOM
+      fc.constantFrom("\\", "n", "r", "t", "x", "u", "{", "}"), // backslash and escape letters
+      fc.constantFrom("a", " ", "#", "(", ")", "é", "\u00a0", "\u3000", "\u2420", "😀"), // printable
+      fc.string({ unit: "binary", maxLength: 1 }),
+    );
+    const text = fc.oneof(
+      fc.string({ unit: classChar, maxLength: 16 }),
+      nasty,
+      fc.string({ unit: "binary" }),
+    );
+    const options = fc.record(
+      {
+        keep: fc
+          .subarray(["\t", "\n", "\r", "\x1b", "\u202e", "\u2028", "\ufeff", "\u{e0041}"])
+          .map((k) => k.join("")),
+        reversible: fc.boolean(),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(text, options, (s, opts) => {
+        expect(escapeText(s, opts)).toBe(escapeTextSlow(s, opts));
+      }),
+      { numRuns: 5000 },
     );
   });
 });

@@ -64,6 +64,32 @@ describe("text format", () => {
     expect(parsed.totals).toEqual({ files: 2, matches: 2 });
   });
 
+  it("writes a large tree line by line, with no seam where lines are joined in chunks", () => {
+    // Enough rows that the lines are joined in several chunks (some mid-file, some at a file's end).
+    const big: TreeEntry[] = Array.from({ length: 7 }, (_, f) => ({
+      path: `src/d${f % 3}/f${f}.ts`,
+      matches: Array.from({ length: 130 * (f + 1) }, (_, i) => ({
+        line: i + 1,
+        text: i % 5 === 0 ? `\tx\u202e${i}` : `row ${i}`,
+        ...(i % 7 === 0 ? { context: true } : {}),
+      })),
+    }));
+    const text = renderTree(big);
+    const lines = text.split("\n");
+    const rows = big.reduce((n, e) => n + (e.matches?.length ?? 0), 0);
+    // `src/`, three directories, seven files, every row: nothing doubled, nothing lost.
+    expect(lines).toHaveLength(1 + 3 + 7 + rows);
+    expect(lines.every((l) => l.trim() !== "")).toBe(true);
+    expect(lines.slice(0, 3)).toEqual(["src/", "  d0/", "    f0.ts"]);
+    expect(lines[3]).toBe("      1- \tx\\u{202E}0");
+    const parsed = parseToolText(`# Kind: search_results\n${text}`);
+    expect(parsed.entries?.map((e) => e.path).sort()).toEqual(big.map((e) => e.path).sort());
+    for (const entry of parsed.entries ?? []) {
+      const source = big.find((e) => e.path === entry.path);
+      expect(entry.matches?.map((m) => m.line)).toEqual(source?.matches?.map((m) => m.line));
+    }
+  });
+
   it("reads the retired `# dir/` grouped form", () => {
     const text = ["# Count: 3", "# src/", "a.ts", "  12: hit", "# src/lib/", "b.ts", "# ./", "top.md"].join(
       "\n",

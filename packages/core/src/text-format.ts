@@ -91,16 +91,34 @@ function compareNames(a: [string, TrieNode], b: [string, TrieNode]): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
+/** Lines gathered before they are joined into one chunk (see `renderTree`). */
+const CHUNK_LINES = 512;
+
+/** The display-only escape of a match row: tabs stay as written. */
+const MATCH_ESCAPE = { keep: "\t", reversible: false } as const;
+
 /**
  * Renders paths as an indented tree (two spaces a level); chains of directories with one child are
  * joined (`packages/core/src/`). Matches sit under their file as `line: text` (`line- text` for context).
  */
 export function renderTree(entries: TreeEntry[]): string {
-  const out: string[] = [];
+  // Lines are joined a chunk at a time: each line's pieces are copied while still young, so a tree of
+  // 640,000 match rows keeps a few thousand flat chunks alive instead of 640,000 concatenations, which
+  // halves the time (most of it was garbage collection). The text is the same as one join of all lines.
+  const chunks: string[] = [];
+  const lines: string[] = [];
+  const push = (line: string): void => {
+    lines.push(line);
+    if (lines.length >= CHUNK_LINES) {
+      chunks.push(lines.join("\n"));
+      lines.length = 0;
+    }
+  };
   const walk = (node: TrieNode, depth: number): void => {
     const sorted = [...node.children.entries()].sort(compareNames);
+    const indent = "  ".repeat(depth);
+    const rowIndent = `${indent}  `;
     for (const [name, child] of sorted) {
-      const indent = "  ".repeat(depth);
       if (child.children.size > 0) {
         let label = escapeName(name);
         let cursor = child;
@@ -110,22 +128,25 @@ export function renderTree(entries: TreeEntry[]): string {
           label += `/${escapeName(onlyName)}`;
           cursor = only;
         }
-        out.push(`${indent}${label}/`);
+        push(`${indent}${label}/`);
         walk(cursor, depth + 1);
         continue;
       }
       const entry = child.entry;
       const note = entry?.note ? ` ${escapeText(entry.note, { reversible: false })}` : "";
-      out.push(`${indent}${escapeName(name)}${note}`);
-      for (const match of entry?.matches ?? []) {
+      push(`${indent}${escapeName(name)}${note}`);
+      const matches = entry?.matches;
+      if (!matches) continue;
+      for (let i = 0; i < matches.length; i++) {
+        const match = matches[i] as TreeMatch;
         // Content stays as written (tabs, backslashes) except what could break the line or a terminal.
-        const text = escapeText(match.text, { keep: "\t", reversible: false });
-        out.push(`${indent}  ${match.line}${match.context ? "-" : ":"} ${text}`);
+        push(`${rowIndent}${match.line}${match.context ? "-" : ":"} ${escapeText(match.text, MATCH_ESCAPE)}`);
       }
     }
   };
   walk(buildTrie(entries), 0);
-  return out.join("\n");
+  if (lines.length) chunks.push(lines.join("\n"));
+  return chunks.join("\n");
 }
 
 export interface CountHeader {
