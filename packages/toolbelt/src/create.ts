@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
-  CONFIG_FILE,
   type Contributions,
   checkPlugin,
   createSession,
@@ -15,10 +14,8 @@ import {
   type ToolbeltConfigInput,
   ToolbeltError,
   type TrustInfo,
-  USER_CONFIG_FILE,
-  userConfigDir,
 } from "@toolbelt/core";
-import { MCP_JSON } from "@toolbelt/core/config-paths";
+import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
 export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
@@ -83,8 +80,8 @@ async function builtinContributions(root: string, options: ConfigOptions): Promi
     options.config === undefined &&
     options.configFile === undefined &&
     (options.plugins?.length ?? 0) === 0 &&
-    (options.userConfig === false || !existsSync(path.join(userConfigDir(), USER_CONFIG_FILE))) &&
-    !existsSync(path.join(root, CONFIG_FILE));
+    (options.userConfig === false || !existsSync(userConfigFile(userConfigDir()))) &&
+    !existsSync(projectConfigFile(root));
   // mcp's reports an untrusted project's .mcp.json (read only if it exists), so it comes along then.
   if (options.familyContributionsOnly && options.families && noConfig)
     return loadFamilyContributions(options.families, existsSync(path.join(root, MCP_JSON)));
