@@ -1,5 +1,13 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countWithCap, parseToolText, renderText, renderTree, type TreeEntry } from "./text-format.js";
+import {
+  countWithCap,
+  escapeText,
+  parseToolText,
+  renderText,
+  renderTree,
+  type TreeEntry,
+} from "./text-format.js";
 
 describe("text format", () => {
   const entries: TreeEntry[] = [
@@ -88,6 +96,53 @@ describe("text format", () => {
       const source = big.find((e) => e.path === entry.path);
       expect(entry.matches?.map((m) => m.line)).toEqual(source?.matches?.map((m) => m.line));
     }
+  });
+
+  it("writes each match row as its own escape of the text, however many rows a file has", () => {
+    // Rows are checked a slice at a time: a row needing an escape anywhere in a slice, next to
+    // hundreds that need none, is still written exactly as escapeText writes it on its own.
+    const unit = fc.oneof(
+      { weight: 30, arbitrary: fc.constantFrom("a", " ", "\\", "n", "\t", "é", "😀", "\ud83d", "\ude00") },
+      fc.constantFrom("\n", "\r", "\x1b", "\x7f", "\x85", "\u00ad", "\u202e", "\u200b", "\u2028", "\u2029"),
+      fc.constantFrom("\ufeff", "\u{e0041}", "\ud800", "\udc00", "\x0b", "\x00"),
+      fc.string({ unit: "binary", maxLength: 1 }),
+    );
+    const row = fc.record({
+      text: fc.oneof({ weight: 20, arbitrary: fc.constant("plain row") }, fc.string({ unit, maxLength: 8 })),
+      context: fc.boolean(),
+    });
+    const special = ["\n", "\r", "\x00", "\x0b", "\x1b", "\x7f", "\x85", "\u00ad", "\u202e", "\u200b"];
+    special.push("\u2028", "\u2029", "\ufeff", "\u{e0041}", "\ud800", "\udc00");
+    for (const ch of special) {
+      // One row to escape among hundreds of plain ones, in the second slice of rows.
+      const matches = Array.from({ length: 600 }, (_, i) => ({
+        line: i + 1,
+        text: i === 549 ? `x${ch}y` : "plain",
+      }));
+      const text = renderTree([{ path: "f.ts", matches }]);
+      expect(text.split("\n")).toHaveLength(601);
+      expect(text.split("\n")[550]).toBe(
+        `  550: ${escapeText(`x${ch}y`, { keep: "\t", reversible: false })}`,
+      );
+    }
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 1300 }), (rows) => {
+        const matches = rows.map((r, i) => ({
+          line: i + 1,
+          text: r.text,
+          ...(r.context ? { context: true } : {}),
+        }));
+        const expected = [
+          "f.ts",
+          ...matches.map(
+            (m) =>
+              `  ${m.line}${m.context ? "-" : ":"} ${escapeText(m.text, { keep: "\t", reversible: false })}`,
+          ),
+        ].join("\n");
+        expect(renderTree([{ path: "f.ts", matches }])).toBe(expected);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("reads the retired `# dir/` grouped form", () => {

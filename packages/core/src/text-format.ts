@@ -98,6 +98,35 @@ const CHUNK_LINES = 512;
 const MATCH_ESCAPE = { keep: "\t", reversible: false } as const;
 
 /**
+ * What `escapeText(text, MATCH_ESCAPE)` would change, in rows joined by `\n`: every unsafe character
+ * but the kept tab and the `\n` between rows (a `\n` inside a text is looked for on its own). A row
+ * is `indent line: text`, so no surrogate of a text can pair with a character of another row.
+ */
+const ROWS_UNSAFE = /[\x00-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/** Match rows `start..end` as lines joined by `\n`: `line: text` (`line- text` for context). */
+function renderRows(matches: TreeMatch[], start: number, end: number, indent: string): string {
+  // Content stays as written (tabs, backslashes) except what could break the line or a terminal.
+  // Rows are written raw and checked with one regex test: almost every row has nothing to escape,
+  // and one test over a few hundred rows costs less than one per row. Any hit writes them escaped.
+  const rows: string[] = [];
+  let newline = false;
+  for (let i = start; i < end; i++) {
+    const match = matches[i] as TreeMatch;
+    if (match.text.includes("\n")) newline = true;
+    rows.push(`${indent}${match.line}${match.context ? "-" : ":"} ${match.text}`);
+  }
+  const raw = rows.join("\n");
+  if (!newline && !ROWS_UNSAFE.test(raw)) return raw;
+  for (let i = start; i < end; i++) {
+    const match = matches[i] as TreeMatch;
+    rows[i - start] =
+      `${indent}${match.line}${match.context ? "-" : ":"} ${escapeText(match.text, MATCH_ESCAPE)}`;
+  }
+  return rows.join("\n");
+}
+
+/**
  * Renders paths as an indented tree (two spaces a level); chains of directories with one child are
  * joined (`packages/core/src/`). Matches sit under their file as `line: text` (`line- text` for context).
  */
@@ -137,10 +166,8 @@ export function renderTree(entries: TreeEntry[]): string {
       push(`${indent}${escapeName(name)}${note}`);
       const matches = entry?.matches;
       if (!matches) continue;
-      for (let i = 0; i < matches.length; i++) {
-        const match = matches[i] as TreeMatch;
-        // Content stays as written (tabs, backslashes) except what could break the line or a terminal.
-        push(`${rowIndent}${match.line}${match.context ? "-" : ":"} ${escapeText(match.text, MATCH_ESCAPE)}`);
+      for (let start = 0; start < matches.length; start += CHUNK_LINES) {
+        push(renderRows(matches, start, Math.min(start + CHUNK_LINES, matches.length), rowIndent));
       }
     }
   };
