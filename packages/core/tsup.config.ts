@@ -20,7 +20,10 @@ export default defineConfig({
       setup(build) {
         build.onResolve({ filter: /[/\\]locales[/\\]index\.js$/ }, (args) =>
           args.importer.includes(`${path.sep}zod${path.sep}`)
-            ? { path: path.join(path.dirname(args.importer), "..", "locales", "index.js"), namespace: "zod-locales" }
+            ? {
+                path: path.join(path.dirname(args.importer), "..", "locales", "index.js"),
+                namespace: "zod-locales",
+              }
             : undefined,
         );
         build.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
