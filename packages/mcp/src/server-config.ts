@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ToolbeltConfig } from "@toolbelt/core";
 import { z } from "@toolbelt/core";
+import { MCP_JSON } from "@toolbelt/core/config-paths";
 import type { McpServerConfig } from "./contrib.js";
 
-/** The file, at the project root, in the common `{ "mcpServers": { ... } }` format. */
-export const MCP_JSON = ".mcp.json";
+/** The file, at the project root, in the common `{ "mcpServers": { ... } }` format (named once, in core). */
+export { MCP_JSON };
 
 export type StdioServerSpec = {
   name: string;
