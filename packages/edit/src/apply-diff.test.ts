@@ -11,20 +11,46 @@ const reference = (before: string, after: string) =>
 
 describe("unifiedDiff", () => {
   it("gives the same patch as a whole-file diff for small edits", () => {
-    const line = fc.constantFrom("a", "b", "c", "", "  x", "d\r");
-    const text = fc
-      .array(line, { maxLength: 30 })
-      .chain((lines) =>
-        fc
-          .boolean()
-          .map((endsWithNewline) => lines.join("\n") + (endsWithNewline && lines.length ? "\n" : "")),
+    // Few distinct lines, so runs of equal lines let the minimal diff place a change in more than one
+    // place: the windowed diff must still end every hunk with its full context.
+    for (const alphabet of [["a", "b", "c", "", "  x", "d\r"], ["a", ""], ["a", "b"]]) {
+      const line = fc.constantFrom(...alphabet);
+      const text = fc
+        .array(line, { maxLength: 30 })
+        .chain((lines) =>
+          fc
+            .boolean()
+            .map((endsWithNewline) => lines.join("\n") + (endsWithNewline && lines.length ? "\n" : "")),
+        );
+      // An edit: a few lines removed or inserted at a few places of one text.
+      const edited = text.chain((before) =>
+        fc.tuple(
+          fc.constant(before),
+          fc
+            .array(fc.tuple(fc.nat(40), fc.nat(3), fc.array(line, { maxLength: 4 })), { maxLength: 3 })
+            .map((ops) => {
+              const lines = before.split("\n");
+              for (const [at, remove, insert] of ops) lines.splice(at % (lines.length + 1), remove, ...insert);
+              return lines.join("\n");
+            }),
+        ),
       );
-    fc.assert(
-      fc.property(text, text, (before, after) => {
-        expect(unifiedDiff("f.txt", before, after, false).diff).toBe(reference(before, after));
-      }),
-      { numRuns: 500 },
-    );
+      fc.assert(
+        fc.property(fc.oneof(fc.tuple(text, text), edited), ([before, after]) => {
+          expect(unifiedDiff("f.txt", before, after, false).diff).toBe(reference(before, after));
+        }),
+        { numRuns: 1000 },
+      );
+    }
+  });
+
+  it("keeps three lines of context after a change the minimal diff places inside a run of equal lines", () => {
+    // CI's counterexample: the common tail starts after "a", but the diff inserts the blank line below it.
+    const before = "a\n\nc\nc\nd\r\n";
+    const after = "\n\nc\nc\nd\r\n";
+    const out = unifiedDiff("f.txt", before, after, false);
+    expect(out.diff).toBe(reference(before, after));
+    expect(out.diff).toContain("@@ -1,5 +1,5 @@");
   });
 
   it("counts added and removed lines from the hunks, not from the truncated text", () => {

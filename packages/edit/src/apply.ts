@@ -169,7 +169,7 @@ function countNewlines(text: string, from: number, to: number): number {
  * line in a 100,000-line file costs that line's neighbourhood, not two whole-file splits.
  * `head` is the number of equal leading lines, `start` the first line of the window (0-based).
  */
-function changedWindow(before: string, after: string) {
+function changedWindow(before: string, after: string, tailContext: number) {
   const prefix = commonPrefix(before, after, Math.min(before.length, after.length));
   // Whole lines only: the equal head ends after the last newline inside the common prefix.
   const headEnd = before.lastIndexOf("\n", prefix - 1) + 1;
@@ -193,7 +193,7 @@ function changedWindow(before: string, after: string) {
   }
   let oldTo = tailStart;
   let keepTail = 0;
-  while (keepTail < DIFF_CONTEXT && oldTo < before.length) {
+  while (keepTail < tailContext && oldTo < before.length) {
     const nl = before.indexOf("\n", oldTo);
     oldTo = nl === -1 ? before.length : nl + 1;
     keepTail++;
@@ -203,9 +203,21 @@ function changedWindow(before: string, after: string) {
   const old = splitKeepingEnds(before.slice(from, oldTo));
   const next = splitKeepingEnds(after.slice(from, newTo));
   const unchanged = prefix === before.length && prefix === after.length;
+  const toEnd = oldTo === before.length;
   return unchanged
-    ? { head, start: head, old: [] as string[], next: [] as string[], keepTail: 0 }
-    : { head, start: head - contextBefore, old, next, keepTail };
+    ? { head, start: head, old: [] as string[], next: [] as string[], keepTail: 0, toEnd }
+    : { head, start: head - contextBefore, old, next, keepTail, toEnd };
+}
+
+/** Context lines after a hunk's last change ("\\ No newline" markers are not lines). */
+function trailingContext(hunk: Hunk): number {
+  let n = 0;
+  for (let i = hunk.lines.length - 1; i >= 0; i--) {
+    const line = hunk.lines[i] as string;
+    if (line.startsWith(" ")) n++;
+    else if (!line.startsWith("\\")) break;
+  }
+  return n;
 }
 
 /**
@@ -215,18 +227,27 @@ function changedWindow(before: string, after: string) {
  * hunks, so they stay right when the text is truncated for display.
  */
 export function unifiedDiff(rel: string, before: string, after: string, created: boolean): DiffSummary {
-  const { head, start, old, next, keepTail } = changedWindow(before, after);
-  let hunks: Hunk[];
-  if (old.length === 0 && next.length === 0) {
-    hunks = [];
-  } else {
+  let hunks: Hunk[] = [];
+  // The minimal diff may place a change lower than where the texts' common tail begins (a run of equal
+  // lines can be matched either way), leaving the last hunk short of context inside the window: then the
+  // window takes more of the tail and the diff is searched again.
+  for (let tailContext = DIFF_CONTEXT; ; tailContext *= 4) {
+    const { head, start, old, next, keepTail, toEnd } = changedWindow(before, after, tailContext);
+    if (old.length === 0 && next.length === 0) {
+      hunks = [];
+      break;
+    }
     const found = structuredPatch("", "", old.join(""), next.join(""), undefined, undefined, {
       context: DIFF_CONTEXT,
       maxEditLength: DIFF_MAX_EDIT_LENGTH,
     });
-    hunks = found
-      ? found.hunks.map((h) => ({ ...h, oldStart: h.oldStart + start, newStart: h.newStart + start }))
-      : [replacementHunk(old, next, start, head - start, keepTail)];
+    if (!found) {
+      hunks = [replacementHunk(old, next, start, head - start, keepTail)];
+      break;
+    }
+    hunks = found.hunks.map((h) => ({ ...h, oldStart: h.oldStart + start, newStart: h.newStart + start }));
+    const last = hunks[hunks.length - 1];
+    if (toEnd || !last || trailingContext(last) >= DIFF_CONTEXT) break;
   }
   let added = 0;
   let removed = 0;
