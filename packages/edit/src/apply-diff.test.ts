@@ -13,7 +13,11 @@ describe("unifiedDiff", () => {
   it("gives the same patch as a whole-file diff for small edits", () => {
     // Few distinct lines, so runs of equal lines let the minimal diff place a change in more than one
     // place: the windowed diff must still end every hunk with its full context.
-    for (const alphabet of [["a", "b", "c", "", "  x", "d\r"], ["a", ""], ["a", "b"]]) {
+    for (const alphabet of [
+      ["a", "b", "c", "", "  x", "d\r"],
+      ["a", ""],
+      ["a", "b"],
+    ]) {
       const line = fc.constantFrom(...alphabet);
       const text = fc
         .array(line, { maxLength: 30 })
@@ -30,7 +34,8 @@ describe("unifiedDiff", () => {
             .array(fc.tuple(fc.nat(40), fc.nat(3), fc.array(line, { maxLength: 4 })), { maxLength: 3 })
             .map((ops) => {
               const lines = before.split("\n");
-              for (const [at, remove, insert] of ops) lines.splice(at % (lines.length + 1), remove, ...insert);
+              for (const [at, remove, insert] of ops)
+                lines.splice(at % (lines.length + 1), remove, ...insert);
               return lines.join("\n");
             }),
         ),
