@@ -159,6 +159,18 @@ function environmentMatters(env: NodeJS.ProcessEnv): boolean {
   );
 }
 
+/**
+ * Whether `root` is a directory. One that is not (a mistyped --root) is the usual path's to refuse:
+ * a live session answers ENOENT, and the build's text would have printed the default tools.
+ */
+export function isDirectory(root: string): boolean {
+  try {
+    return statSync(root, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether any file the config loader reads exists (or cannot be checked) for this root. */
 function configExists(root: string, env: NodeJS.ProcessEnv): boolean {
   for (const file of configSourceFiles(root, env)) {
@@ -217,7 +229,8 @@ export function answerFromBuild(
   if (!question) return undefined;
   const index = readIndex();
   if (!index) return undefined;
-  if (configExists(path.resolve(question.root), env)) return undefined;
+  const root = path.resolve(question.root);
+  if (!isDirectory(root) || configExists(root, env)) return undefined;
   if (!samePackages(index.packages ?? {})) return undefined;
   return readAnswer(index, question);
 }

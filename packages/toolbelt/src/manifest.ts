@@ -10,7 +10,7 @@ import {
 } from "@toolbelt/core";
 import { resolveSessionConfig } from "./create.js";
 import { FAMILY_NAMES, type FamilyName } from "./families.js";
-import { samePackages } from "./fast-tools.js";
+import { isDirectory, samePackages } from "./fast-tools.js";
 
 /** What one session binds, recorded at build time for one profile (no model given). */
 export interface ManifestSession {
@@ -86,6 +86,8 @@ export async function manifestSession(
   const manifest = readManifest();
   if (!manifest || !samePackages(manifest.packages ?? {})) return undefined;
   const root = path.resolve(options.root);
+  // A root that does not exist: the live session says so (ENOENT), the manifest must not answer for it.
+  if (!isDirectory(root)) return undefined;
   const { config, trust } = await resolveSessionConfig(root, {
     ...(options.config ? { configFile: options.config } : {}),
     ...(options.trust !== undefined ? { trustProject: options.trust } : {}),

@@ -88,6 +88,27 @@ describe("tools fast path", () => {
     expect(r.stderr).toContain("EINVAL_CONFIG");
   });
 
+  // A mistyped --root: a live session refuses it (ENOENT, exit 1). The build's text (no config
+  // anywhere) and the manifest (a config that resolves to the default) printed the default tools, exit 0.
+  it.each([
+    ["no config anywhere", undefined],
+    ["a user config that changes nothing", {}],
+  ])("a --root that does not exist is refused as a live session refuses it (%s)", async (_what, own) => {
+    const cwd = tempRoot("tb-fast-project-");
+    const missing = path.join(cwd, "no-such-root");
+    const user = tempRoot("tb-fast-user-");
+    if (own) write(path.join(user, "config.json"), own);
+    for (const args of [
+      ["tools", "--format", "names", "--root", missing],
+      ["run", "read_file", "--help", "--root", missing],
+    ]) {
+      const live = await run(args, cwd, { TOOLBELT_CONFIG_DIR: user, TOOLBELT_NO_MANIFEST: "1" });
+      expect(live.code).toBe(1);
+      expect(live.stderr).toContain(`root does not exist: ${missing}`);
+      expect(await run(args, cwd, { TOOLBELT_CONFIG_DIR: user })).toEqual(live);
+    }
+  });
+
   it.each(["__proto__", "constructor", "../../../etc/passwd", "toString"])(
     "a profile or tool named %s is not looked up in the build's files",
     async (name) => {
