@@ -1,6 +1,5 @@
 import { fstatSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import {
   addTrustedProject,
   type ClientInfo,
@@ -21,8 +20,10 @@ import {
 } from "@toolbelt/core";
 import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "./create.js";
+import { execLineBound, execLines, jsonNestsDeeperThan } from "./exec-lines.js";
 import { type FamilyName, loadFamilies } from "./families.js";
 import { type FastArgs, parseFast } from "./fast-args.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { familyOf, type ManifestSession, manifestSession, toolHelpText, toolsText } from "./manifest.js";
 
 /** A usage error: exit code 2. */
@@ -324,33 +325,67 @@ async function runCommand(args: RunArgs): Promise<number> {
 /** What went wrong in an exec run, for the summary line. */
 class ExecTally {
   calls = 0;
+  errorCount = 0;
+  commandCount = 0;
+  // Only what the summary shows is kept (ids cut short): a long session of failing calls with large
+  // ids must not hold every id until it ends.
   readonly errors: string[] = [];
   readonly commands: string[] = [];
 
   record(id: unknown, result: Payload): void {
     this.calls++;
-    const who = id === null || id === undefined ? `line ${this.calls}` : `id ${JSON.stringify(id)}`;
-    if (result.kind === "error") this.errors.push(`${who}: ${String(result.code)}`);
     const failure = commandFailure(result);
-    if (failure) this.commands.push(`${who}: ${failure}`);
+    if (result.kind !== "error" && !failure) return;
+    const who = id === null || id === undefined ? `line ${this.calls}` : `id ${shortId(id)}`;
+    if (result.kind === "error" && this.errorCount++ < TALLY_SHOWN)
+      this.errors.push(`${who}: ${String(result.code)}`);
+    if (failure && this.commandCount++ < TALLY_SHOWN) this.commands.push(`${who}: ${failure}`);
   }
 
   /** "3 calls: 1 error (id "2": EUNKNOWN_TOOL), 1 failed command (id "4": exit code 1)". */
   summary(countCommands: boolean): string {
     const parts: string[] = [];
-    const list = (items: string[]) => `${items.slice(0, 5).join(", ")}${items.length > 5 ? ", …" : ""}`;
-    if (this.errors.length)
-      parts.push(`${this.errors.length} error${this.errors.length === 1 ? "" : "s"} (${list(this.errors)})`);
-    if (countCommands && this.commands.length)
+    const list = (items: string[], count: number) =>
+      `${items.join(", ")}${count > items.length ? ", …" : ""}`;
+    if (this.errorCount)
       parts.push(
-        `${this.commands.length} failed command${this.commands.length === 1 ? "" : "s"} (${list(this.commands)})`,
+        `${this.errorCount} error${this.errorCount === 1 ? "" : "s"} (${list(this.errors, this.errorCount)})`,
+      );
+    if (countCommands && this.commandCount)
+      parts.push(
+        `${this.commandCount} failed command${this.commandCount === 1 ? "" : "s"} (${list(this.commands, this.commandCount)})`,
       );
     return `${this.calls} call${this.calls === 1 ? "" : "s"}: ${parts.join(", ")}`;
   }
 
   failed(countCommands: boolean): boolean {
-    return this.errors.length > 0 || (countCommands && this.commands.length > 0);
+    return this.errorCount > 0 || (countCommands && this.commandCount > 0);
   }
+}
+
+const TALLY_SHOWN = 5;
+
+/** An id for the summary: at most about 80 characters, in a string of its own (a slice keeps the whole id alive). */
+function shortId(id: unknown): string {
+  if (typeof id === "string" && id.length > 80) return `${JSON.stringify(id.slice(0, 80))}…`;
+  const json = JSON.stringify(id) ?? String(id);
+  return json.length > 80 ? `${Buffer.from(json.slice(0, 80)).toString("utf8")}…` : json;
+}
+
+/**
+ * One exec answer line. A result JSON cannot carry (a plugin's BigInt, a cycle) is answered as
+ * EINTERNAL instead of ending the session with every later line unanswered.
+ */
+function writeAnswer(id: unknown, tool: string | null, result: Payload): Payload {
+  let text: string;
+  try {
+    text = JSON.stringify({ id, tool, result });
+  } catch (error) {
+    result = errorPayload("EINTERNAL", `the result cannot be written as JSON: ${(error as Error).message}`);
+    text = JSON.stringify({ id, tool, result });
+  }
+  process.stdout.write(`${text}\n`);
+  return result;
 }
 
 async function execCommand(
@@ -367,17 +402,35 @@ async function execCommand(
   });
   const session = await openSession(args, undefined, undefined, [notice]);
   const tally = new ExecTally();
-  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  const maxLineBytes = execLineBound(session.config.limits.fileWriteMaxBytes);
   try {
-    for await (const line of lines) {
+    for await (const line of execLines(process.stdin, maxLineBytes)) {
+      if (typeof line !== "string") {
+        const result = errorPayload(
+          "ETOO_LARGE",
+          `the line is ${line.overBytes} bytes, over exec's limit of ${maxLineBytes} bytes per line (TOOLBELT_EXEC_MAX_LINE_BYTES sets it); it was skipped`,
+          { size: line.overBytes, limit: maxLineBytes },
+        );
+        tally.record(null, writeAnswer(null, null, result));
+        continue;
+      }
       if (line.trim() === "") continue;
+      // The request object is one level: its input may nest as deep as a tool input may.
+      if (jsonNestsDeeperThan(line, MAX_JSON_DEPTH + 1)) {
+        const result = errorPayload(
+          "EINVAL_INPUT",
+          `the line nests deeper than ${MAX_JSON_DEPTH + 1} levels (tool inputs: ${MAX_JSON_DEPTH}); it was not parsed`,
+          { limit: MAX_JSON_DEPTH },
+        );
+        tally.record(null, writeAnswer(null, null, result));
+        continue;
+      }
       let request: { id?: unknown; tool?: unknown; input?: unknown };
       try {
         request = JSON.parse(line) as typeof request;
       } catch (error) {
         const result = errorPayload("EINVAL_INPUT", `line is not JSON: ${(error as Error).message}`);
-        writeLine({ id: null, tool: null, result });
-        tally.record(null, result);
+        tally.record(null, writeAnswer(null, null, result));
         continue;
       }
       const id = request?.id ?? null;
@@ -385,8 +438,7 @@ async function execCommand(
         const result = errorPayload("EINVAL_INPUT", 'each line needs {"tool": string, "input": object}', {
           field: "tool",
         });
-        writeLine({ id, tool: null, result });
-        tally.record(id, result);
+        tally.record(id, writeAnswer(id, null, result));
         continue;
       }
       const result: Payload = await session.call(
@@ -394,8 +446,7 @@ async function execCommand(
         request.input ?? {},
         typeof id === "string" ? { callId: id } : {},
       );
-      tally.record(id, result);
-      writeLine({ id, tool: request.tool, result });
+      tally.record(id, writeAnswer(id, request.tool, result));
     }
   } finally {
     await session.close();
