@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import { constants as osConstants } from "node:os";
+import path from "node:path";
 import { ToolbeltError } from "@toolbelt/core";
 import type { PtyModule } from "./pty.js";
 
@@ -55,6 +56,18 @@ export function shell(): string {
   return shellPath;
 }
 
+/**
+ * The shell's argv for one command. bash gets `--norc`: a non-interactive bash whose stdin is a
+ * socket (a background command's input pipe is a socketpair) or that sees SSH_CLIENT believes sshd
+ * started it and sources ~/.bashrc when SHLVL is unset, as it is under CI runners, services and
+ * containers. The user's rc file would then run inside every such command (or, confined, print
+ * "Permission denied" into its output).
+ */
+export function shellArgv(command: string): string[] {
+  const sh = shell();
+  return path.basename(sh) === "bash" ? [sh, "--norc", "-c", command] : [sh, "-c", command];
+}
+
 const signalNames = new Map<number, string>(
   Object.entries(osConstants.signals).map(([name, number]) => [number, name]),
 );
@@ -66,7 +79,7 @@ export function launch(options: LaunchOptions): Launched {
 function launchPipes(options: LaunchOptions): Launched {
   // stderr joins stdout on the command's own line, so line numbers in error messages stay right; a
   // syntax error that stops the redirection from running still arrives through the stderr pipe.
-  const argv = [...options.prefix, shell(), "-c", `exec 2>&1; ${options.command}`];
+  const argv = [...options.prefix, ...shellArgv(`exec 2>&1; ${options.command}`)];
   // detached: a new session and process group, so no controlling terminal and one group to kill.
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: options.cwd,
@@ -117,7 +130,7 @@ function launchPipes(options: LaunchOptions): Launched {
 }
 
 function launchPty(options: LaunchOptions, pty: PtyModule): Launched {
-  const argv = [...options.prefix, shell(), "-c", options.command];
+  const argv = [...options.prefix, ...shellArgv(options.command)];
   let proc: ReturnType<PtyModule["spawn"]>;
   try {
     proc = pty.spawn(argv[0] as string, argv.slice(1), {
