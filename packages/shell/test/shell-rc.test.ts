@@ -45,13 +45,23 @@ describe.each([
   ["with the sandbox off", ["--config", "CONFIG"]],
 ])("a shell %s", (_name, extra) => {
   it("does not source ~/.bashrc in foreground or background commands", async () => {
-    const args = ["exec", "--root", root, "--allow", "shell", ...extra.map((a) => (a === "CONFIG" ? config : a))];
+    const args = [
+      "exec",
+      "--root",
+      root,
+      "--allow",
+      "shell",
+      ...extra.map((a) => (a === "CONFIG" ? config : a)),
+    ];
     const out = await cli(args, { input: `${calls.map((c) => JSON.stringify(c)).join("\n")}\n`, env: env() });
     const answers = jsonLines(out.stdout);
     const result = (id: string) => answers.find((a) => a.id === id)?.result as Record<string, unknown>;
     expect(result("fg"), out.stdout + out.stderr).toMatchObject({ kind: "shell_result", exit_code: 0 });
     expect(result("fg").stdout).toBe("fg\n");
-    expect(result("read"), out.stdout + out.stderr).toMatchObject({ kind: "shell_session", status: "exited" });
+    expect(result("read"), out.stdout + out.stderr).toMatchObject({
+      kind: "shell_session",
+      status: "exited",
+    });
     expect(result("read").output).toBe("bg\n");
   });
 });
