@@ -6,6 +6,7 @@ import {
   eolStyle,
   keepFinalNewline,
   spliceDocument,
+  spliceEach,
 } from "./document.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -104,5 +105,44 @@ describe("documents keep their bytes", () => {
     const many = "x\n".repeat(5000);
     const big = spliceDocument(doc, start, start + 2, many);
     expect(encodeDocument(big)).toBe(`a\r\nb\n${"x\r\n".repeat(5000)}d\n`);
+  });
+
+  it("splices every span at once as one splice per span, last first, would (terminators, dominant one, encoding)", () => {
+    // A small deterministic generator: files of short lines with LF, CRLF and none mixed, spans of
+    // one to a few characters, replacements with and without line breaks.
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const pick = <T>(xs: readonly T[]) => xs[rand(xs.length)] as T;
+    for (let round = 0; round < 400; round++) {
+      let raw = rand(4) === 0 ? "\uFEFF" : "";
+      const lines = 1 + rand(12);
+      for (let i = 0; i < lines; i++)
+        raw +=
+          pick(["ab", "a", "", "xa", "aa"]) +
+          (i < lines - 1 ? pick(["\n", "\r\n", "\r\n"]) : pick(["", "\n"]));
+      const doc = decodeDocument(bytes(raw), "f");
+      const spans: Array<{ start: number; end: number; replacement: string }> = [];
+      for (let at = doc.text.indexOf("a"); at !== -1; at = doc.text.indexOf("a", at + 1)) {
+        if (rand(3) === 0) continue;
+        const end = Math.min(doc.text.length, at + 1 + rand(3));
+        spans.push({ start: at, end, replacement: pick(["b", "", "b\nb", "\n", "c\n\nc"]) });
+        at = end - 1;
+      }
+      let one = doc;
+      for (const sp of [...spans].reverse()) one = spliceDocument(one, sp.start, sp.end, sp.replacement);
+      const all = spliceEach(doc, spans);
+      expect(all, JSON.stringify({ raw, spans })).toEqual(one);
+      expect(encodedText(all)).toBe(encodeDocument(one));
+      expect(encodedText(keepFinalNewline(doc, all))).toBe(encodeDocument(keepFinalNewline(doc, one)));
+    }
+    expect(() =>
+      spliceEach(decodeDocument(bytes("abc"), "f"), [
+        { start: 1, end: 2, replacement: "" },
+        { start: 0, end: 1, replacement: "" },
+      ]),
+    ).toThrow(RangeError);
   });
 });

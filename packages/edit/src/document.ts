@@ -186,6 +186,84 @@ export function spliceDocument(
 }
 
 /**
+ * What spliceDocument makes of each span in turn, last first (the spans in ascending order and
+ * disjoint, as replace_all finds them), in one pass over the document: one splice per span copied the
+ * whole text and its line endings each time, the square of the file for a replacement on every line.
+ * New line breaks take the terminator that splice would give them, the dominant one included (counted
+ * as the splices after the span would have left it).
+ */
+export function spliceEach(
+  doc: TextDocument,
+  spans: ReadonlyArray<{ start: number; end: number; replacement: string }>,
+): TextDocument {
+  const n = spans.length;
+  if (n === 0) return doc;
+  const text = doc.text;
+  const lf = LF_ONLY.has(doc);
+  // Each span's first and last line (newlines before its start and before its end), counted forward.
+  const startLines = new Array<number>(n);
+  const endLines = new Array<number>(n);
+  let line = 0;
+  let nl = text.indexOf("\n");
+  let prevEnd = 0;
+  for (let k = 0; k < n; k++) {
+    const { start, end } = spans[k] as { start: number; end: number };
+    if (start < prevEnd || end < start || end > text.length)
+      throw new RangeError("spliceEach: spans must be in order, disjoint and inside the text");
+    prevEnd = end;
+    for (; nl !== -1 && nl < start; nl = text.indexOf("\n", nl + 1)) line++;
+    startLines[k] = line;
+    for (; nl !== -1 && nl < end; nl = text.indexOf("\n", nl + 1)) line++;
+    endLines[k] = line;
+  }
+  const added = spans.map((s) => countNewlines(s.replacement));
+  // The terminator of each span's new line breaks, decided last span first as the splices would be.
+  const inner = new Array<string>(n).fill("\n");
+  if (!lf) {
+    let crlf = 0;
+    let lfs = 0;
+    for (const eol of doc.eols) {
+      if (eol === "\r\n") crlf++;
+      else if (eol === "\n") lfs++;
+    }
+    for (let k = n - 1; k >= 0; k--) {
+      // dominantEol of the document the splices after this span have left.
+      const dominant = crlf > lfs ? "\r\n" : "\n";
+      let first: string | undefined;
+      let uniform = true;
+      for (let i = startLines[k] as number; i < (endLines[k] as number); i++) {
+        const eol = doc.eols[i] as string;
+        if (eol === "") continue;
+        if (first === undefined) first = eol;
+        else if (eol !== first) uniform = false;
+        if (eol === "\r\n") crlf--;
+        else if (eol === "\n") lfs--;
+      }
+      const eol = first !== undefined && uniform ? first : dominant;
+      inner[k] = eol;
+      if (eol === "\r\n") crlf += added[k] as number;
+      else lfs += added[k] as number;
+    }
+  }
+  const pieces: string[] = [];
+  const eols: string[] = [];
+  let at = 0;
+  let kept = 0;
+  for (let k = 0; k < n; k++) {
+    const span = spans[k] as { start: number; end: number; replacement: string };
+    pieces.push(text.slice(at, span.start), span.replacement);
+    at = span.end;
+    for (let i = kept; i < (startLines[k] as number); i++) eols.push(doc.eols[i] as string);
+    for (let i = 0; i < (added[k] as number); i++) eols.push(inner[k] as string);
+    kept = endLines[k] as number;
+  }
+  pieces.push(text.slice(at));
+  for (let i = kept; i < doc.eols.length; i++) eols.push(doc.eols[i] as string);
+  const after = { bom: doc.bom, text: pieces.join(""), eols };
+  return lf ? lfOnly(after) : after;
+}
+
+/**
  * Puts the final newline back the way the original had it: an edit that happens to touch the end of
  * the file must not add or drop the last line break as a side effect.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { encodeDocument, fromRaw, spliceDocument } from "./document.js";
-import { locate, type Match, type MatchFailure, STRICT_STRATEGIES } from "./matcher.js";
+import { locate, locateAll, type Match, type MatchFailure, STRICT_STRATEGIES } from "./matcher.js";
 
 const apply = (source: string, search: string, replace: string) => {
   const doc = fromRaw(source);
@@ -185,6 +185,27 @@ describe("line numbers of a match", () => {
     for (const [i, [, start, end]] of cases.entries()) {
       expect([fresh[i]?.startLine, fresh[i]?.endLine]).toEqual([start, end]);
       expect([split[i]?.startLine, split[i]?.endLine]).toEqual([start, end]);
+    }
+  });
+
+  it("are the same for every match of replace_all and of an ambiguous search, split or not", () => {
+    const source = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? `k${i} dup\n` : `x${i}\n`)).join("");
+    const lineOf = (text: string, at: number) => text.slice(0, at).split("\n").length;
+    const fresh = fromRaw(source);
+    const all = locateAll(fresh, "dup", "y");
+    expect(all).toHaveLength(100);
+    for (const m of all)
+      expect([m.startLine, m.endLine]).toEqual([lineOf(source, m.start), lineOf(source, m.start)]);
+    // A document whose index an indentation-stage search split first answers the same.
+    const shared = fromRaw(source);
+    locate(shared, "  x1\n  x2", "Z");
+    expect(locateAll(shared, "dup", "y")).toEqual(all);
+    const crlf = fromRaw(source.replace(/\n/g, "\r\n"));
+    expect(locateAll(crlf, "dup", "y").map((m) => m.startLine)).toEqual(all.map((m) => m.startLine));
+    for (const doc of [fromRaw(source), shared, crlf]) {
+      const many = locate(doc, "dup", "y") as MatchFailure & { lines?: number[] };
+      expect(many.code).toBe("EMULTI_MATCH");
+      expect(JSON.stringify(many)).toContain(`${all[0]?.startLine}`);
     }
   });
 });

@@ -281,6 +281,27 @@ function lineAt(index: DocIndex, offset: number): number {
   return lo;
 }
 
+/**
+ * lineAt for offsets in ascending order: one forward count over the text when the index is not split
+ * (lineAt alone would count from the top for each offset, the square of the file for replace_all).
+ */
+function linesAt(index: DocIndex, offsets: readonly number[]): number[] {
+  if (index.split) return offsets.map((o) => lineAt(index, o));
+  const text = index.text;
+  const out = new Array<number>(offsets.length);
+  let n = 0;
+  let nl = text.indexOf("\n");
+  for (let k = 0; k < offsets.length; k++) {
+    const offset = offsets[k] as number;
+    while (nl !== -1 && nl < offset) {
+      n++;
+      nl = text.indexOf("\n", nl + 1);
+    }
+    out[k] = n;
+  }
+  return out;
+}
+
 function lineEnd(index: DocIndex, line: number): number {
   return (index.lineStarts[line] as number) + (index.lines[line] as string).length;
 }
@@ -365,7 +386,10 @@ function stageExact(
     return spans.push([start, toText(end)]) <= MAX_REPORTED_MATCHES;
   });
   if (spans.length === 0) return { kind: "none" };
-  if (spans.length > 1) return many(spans.map(([s]) => lineAt(index, s) + 1));
+  if (spans.length > 1) {
+    const starts = spans.map(([s]) => s);
+    return many(linesAt(index, starts).map((l) => l + 1));
+  }
   const [start, end] = spans[0] as [number, number];
   return one(index, start, end, toLf(replace), "exact");
 }
@@ -376,8 +400,10 @@ function one(
   end: number,
   replacement: string,
   strategy: Strategy,
+  /** lineAt(index, start), when the caller has it (see linesAt). */
+  knownStartLine?: number,
 ): StageResult {
-  const startLine = lineAt(index, start);
+  const startLine = knownStartLine ?? lineAt(index, start);
   const last = Math.max(start, end - 1);
   let endLine = startLine;
   if (index.split) endLine = lineAt(index, last);
@@ -404,7 +430,7 @@ function spanResult(
   strategy: Strategy,
 ): StageResult {
   if (hits.length === 0) return { kind: "none" };
-  if (hits.length > 1) return many(hits.map((h) => lineAt(index, h) + 1));
+  if (hits.length > 1) return many(linesAt(index, hits).map((l) => l + 1));
   const start = hits[0] as number;
   return one(index, start, start + length, replacement, strategy);
 }
@@ -747,8 +773,11 @@ export function locateAll(doc: TextDocument, search: string, replace: string): M
   const lf = toLf(search);
   // Matching runs on LF text; it is "exact" only when the bytes were LF to begin with.
   const strategy: Strategy = lf === search && index.raw === doc.text ? "exact" : "line_endings";
-  return spans(lf, doc.text).map((start) => {
-    const result = one(index, start, start + lf.length, toLf(replace), strategy);
+  const starts = spans(lf, doc.text);
+  const lines = linesAt(index, starts);
+  const replacement = toLf(replace);
+  return starts.map((start, k) => {
+    const result = one(index, start, start + lf.length, replacement, strategy, lines[k]);
     return (result as { kind: "one"; match: Match }).match;
   });
 }

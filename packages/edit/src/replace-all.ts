@@ -1,5 +1,5 @@
 import { type ErrorPayload, errorPayload } from "@toolbelt/core";
-import { keepFinalNewline, spliceDocument, type TextDocument } from "./document.js";
+import { keepFinalNewline, spliceEach, type TextDocument } from "./document.js";
 import { strategyName } from "./match-report.js";
 import { closestCandidate, locateAll } from "./matcher.js";
 import type { PlannedEdit } from "./multi-edit.js";
@@ -32,7 +32,7 @@ export function replaceEvery(
       { path: rel, ...(candidate ? { candidate } : {}) },
     );
   }
-  let after = doc;
-  for (const m of [...matches].reverse()) after = spliceDocument(after, m.start, m.end, m.replacement);
+  // One pass for every match: a splice per match cost the whole file each (see spliceEach).
+  const after = spliceEach(doc, matches);
   return { after: keepFinalNewline(doc, after), strategies: matches.map(strategyName) };
 }
