@@ -1,7 +1,7 @@
 import { promises as fs, utimesSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   ancestorLevels,
   clearIgnoreCache,
@@ -44,6 +44,31 @@ describe("ignore rules cache", () => {
     utimesSync(path.join(root, ".gitignore"), before.atime, before.mtime);
     expect(await walk()).toEqual([".gitignore", "a.log", "sub/c.log"]);
     expect(ignoreCacheStats.parsed).toBe(parsed + 1);
+  });
+
+  it("reads a just-changed ignore file again at every walk until its stat can vouch for it", async () => {
+    clearIgnoreCache();
+    const file = path.join(root, ".gitignore");
+    await fs.writeFile(file, "*.log\n");
+    expect(await walk()).toEqual([".gitignore", "b.txt", "sub/d.txt"]);
+    const { read, parsed } = ignoreCacheStats;
+    // Changed within the last two seconds: a same-size rewrite could keep its whole stat, so it is
+    // read again, and parsed again only if its text changed.
+    expect(await walk()).toEqual([".gitignore", "b.txt", "sub/d.txt"]);
+    expect(ignoreCacheStats.read).toBeGreaterThan(read);
+    expect(ignoreCacheStats.parsed).toBe(parsed);
+    // Later (the clock moved on, the file did not): one more read settles it, then the stat suffices.
+    const later = Date.now() + 3000;
+    const clock = vi.spyOn(Date, "now").mockReturnValue(later);
+    try {
+      await walk();
+      const settled = ignoreCacheStats.read;
+      expect(await walk()).toEqual([".gitignore", "b.txt", "sub/d.txt"]);
+      expect(ignoreCacheStats.read).toBe(settled);
+      expect(ignoreCacheStats.parsed).toBe(parsed);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("sees an ignore file created or removed between walks", async () => {

@@ -43,20 +43,42 @@ function verdictOf(matcher: Ignore, rel: string, isDir: boolean): Verdict {
   return undefined;
 }
 
-type CachedRules = { ino: number; size: number; mtimeMs: number; ctimeMs: number; rules: Ignore | undefined };
+type CachedRules = {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  rules: Ignore | undefined;
+  /**
+   * The text the rules were parsed from, kept while the entry is not yet settled (see RACY_MS):
+   * such an entry is read again at every use, and parsed again only when this text changed.
+   */
+  text?: string;
+  /** The file's timestamps were older than RACY_MS when it was read: its stat alone vouches for it. */
+  settled: boolean;
+};
+
+/**
+ * A file changed this recently when it was read may change again without its inode, size, mtime or
+ * ctime changing: timestamps have a granularity (a clock tick on Linux before 6.13, a second or two
+ * on some file systems), so a same-size rewrite within it keeps them all. As git does for racily
+ * clean entries, such a file's stat is not trusted: it is read again (not parsed again unless its
+ * text changed) until it was last changed longer ago than this when read. 2 s covers FAT's mtime.
+ */
+const RACY_MS = 2000;
 
 /**
  * Parsed ignore files by path, shared by every walk in the process (listings and searches re-read
- * the same ancestors' files on every call). An entry holds while the file's inode, size, mtime and
- * ctime are unchanged; a stat per file replaces a read and a parse. Absent files are cached too
- * (as inode 0), so a `.gitignore` created later is seen at the next call.
+ * the same ancestors' files on every call). A settled entry holds while the file's inode, size,
+ * mtime and ctime are unchanged; a stat per file replaces a read and a parse. Absent files are
+ * cached too (as inode 0), so a `.gitignore` created later is seen at the next call.
  */
 const rulesCache = new Map<string, CachedRules>();
 /** Directories of a large monorepo fit; past it the least recently used entries go. */
 export const IGNORE_CACHE_MAX = 4096;
 
-/** How many ignore files were read and parsed (not served from the cache): for tests. */
-export const ignoreCacheStats = { parsed: 0 };
+/** How many ignore files were read, and parsed, rather than served from the cache: for tests. */
+export const ignoreCacheStats = { read: 0, parsed: 0 };
 
 export function ignoreCacheSize(): number {
   return rulesCache.size;
@@ -67,36 +89,49 @@ export function clearIgnoreCache(): void {
 }
 
 function readRules(file: string): Ignore | undefined {
+  // Taken before the stat: the file is read no earlier than this.
+  const now = Date.now();
   // No exception for the common case of a missing file: they are costly on a hot path.
   const stat = statSync(file, { throwIfNoEntry: false });
   const key = stat?.isFile()
     ? { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs }
     : { ino: 0, size: 0, mtimeMs: 0, ctimeMs: 0 };
   const hit = rulesCache.get(file);
-  if (
-    hit &&
+  const sameKey =
+    hit !== undefined &&
     hit.ino === key.ino &&
     hit.size === key.size &&
     hit.mtimeMs === key.mtimeMs &&
-    hit.ctimeMs === key.ctimeMs
-  ) {
+    hit.ctimeMs === key.ctimeMs;
+  if (sameKey && hit.settled) {
     // Re-inserted so the Map's insertion order doubles as recency.
     rulesCache.delete(file);
     rulesCache.set(file, hit);
     return hit.rules;
   }
   let rules: Ignore | undefined;
+  let text: string | undefined;
   if (key.ino !== 0) {
     try {
-      ignoreCacheStats.parsed++;
-      // git (and ripgrep) match ignore rules case-sensitively on Linux.
-      rules = loadIgnore()({ ignorecase: false }).add(readFileSync(file, "utf8"));
+      ignoreCacheStats.read++;
+      text = readFileSync(file, "utf8");
+      if (hit?.text === text) rules = hit.rules;
+      else {
+        ignoreCacheStats.parsed++;
+        // git (and ripgrep) match ignore rules case-sensitively on Linux.
+        rules = loadIgnore()({ ignorecase: false }).add(text);
+      }
     } catch {
       rules = undefined;
+      text = undefined;
     }
   }
+  const settled = key.ino === 0 || now - Math.max(key.mtimeMs, key.ctimeMs) >= RACY_MS;
   rulesCache.delete(file);
-  rulesCache.set(file, { ...key, rules });
+  rulesCache.set(
+    file,
+    settled || text === undefined ? { ...key, rules, settled } : { ...key, rules, text, settled },
+  );
   if (rulesCache.size > IGNORE_CACHE_MAX) {
     const oldest = rulesCache.keys().next().value as string;
     rulesCache.delete(oldest);
