@@ -186,7 +186,7 @@ export class SessionCheckpoints {
         for (const [rel, sig] of after) {
           const was = before.get(rel);
           if (was === sig) continue;
-          const bytes = await this.#read(path.join(root, rel)).catch(() => undefined);
+          const bytes = await this.#read(path.join(root, rel)).catch(() => "unknown" as const);
           files.push({
             path: rel,
             before: was === undefined ? undefined : "unknown",
@@ -200,7 +200,12 @@ export class SessionCheckpoints {
     };
   }
 
-  async #read(abs: string): Promise<Uint8Array | undefined> {
+  /**
+   * A file's bytes for a record or a restore check: undefined when it is absent, "too_large" past the
+   * store's maxFileBytes (never read whole: a command can make a file of gigabytes), "unknown" when it
+   * is not a regular file (a FIFO swapped in would be read for as long as its writer writes).
+   */
+  async #read(abs: string): Promise<Uint8Array | undefined | "too_large" | "unknown"> {
     let handle: Awaited<ReturnType<Session["openFile"]>>;
     try {
       handle = await this.#session.openFile(abs);
@@ -209,7 +214,21 @@ export class SessionCheckpoints {
       throw error;
     }
     try {
-      return new Uint8Array(await handle.readFile());
+      const st = await handle.stat();
+      if (!st.isFile()) return "unknown";
+      const max = this.config.maxFileBytes;
+      if (st.size > max) return "too_large";
+      // Read by the descriptor up to one byte past the limit: the file may grow after the stat.
+      const buf = Buffer.allocUnsafe(Math.min(st.size, max) + 1);
+      let filled = 0;
+      for (;;) {
+        if (filled === buf.length) return "too_large";
+        const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+        if (filled > max) return "too_large";
+      }
+      return new Uint8Array(buf.buffer, buf.byteOffset, filled);
     } finally {
       await handle.close();
     }

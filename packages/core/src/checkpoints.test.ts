@@ -192,6 +192,21 @@ describe("checkpoints", () => {
     await s.close();
   });
 
+  it("refuses, without reading it whole, a file that has grown past the per-file cap since", async () => {
+    const root = temp("tb-cp-");
+    writeFileSync(path.join(root, "a.txt"), "v0\n");
+    const s = await session(root, { config: { checkpoints: { maxFileBytes: 1000 } } });
+    await s.call("put", { files: { "a.txt": "v1\n" } }, { callId: "c" });
+    writeFileSync(path.join(root, "a.txt"), "y".repeat(5000));
+    const error = await s.checkpoints.restore("c").catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "ECONFLICT" });
+    expect(String((error as Error).message)).toMatch(
+      /a\.txt: it is now larger than checkpoints\.maxFileBytes/,
+    );
+    expect(read(root, "a.txt")).toBe("y".repeat(5000));
+    await s.close();
+  });
+
   it("records nothing when checkpoints.enabled is false", async () => {
     const root = temp("tb-cp-");
     const s = await session(root, { config: { checkpoints: { enabled: false } } });

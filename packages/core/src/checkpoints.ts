@@ -85,7 +85,7 @@ export interface Checkpoint {
 export interface RecordedFile {
   path: string;
   before: Uint8Array | undefined | "too_large" | "unknown";
-  after: Uint8Array | undefined | "unknown";
+  after: Uint8Array | undefined | "too_large" | "unknown";
 }
 
 /** What the write path needs from the store. */
@@ -549,7 +549,7 @@ export async function planRestore(
   store: CheckpointStore,
   list: Checkpoint[],
   index: number,
-  read: (rel: string) => Promise<Uint8Array | undefined>,
+  read: (rel: string) => Promise<Uint8Array | undefined | "too_large" | "unknown">,
 ): Promise<RestorePlan> {
   const target = list[index] as Checkpoint;
   const first = new Map<string, FileState>();
@@ -565,8 +565,21 @@ export async function planRestore(
   const unchanged: string[] = [];
   for (const [rel, want] of first) {
     const now = await read(rel);
-    const found = now === undefined ? null : sha256(now);
     const l = last.get(rel) as { after: FileState; before: FileState; pending: boolean };
+    if (typeof now === "string") {
+      // Too large to read, or no longer a regular file: nothing to compare, so nothing to restore over.
+      conflicts.push({
+        path: rel,
+        expected: l.after,
+        found: now,
+        why:
+          now === "too_large"
+            ? "it is now larger than checkpoints.maxFileBytes, so it cannot be compared"
+            : "it is no longer a regular file",
+      });
+      continue;
+    }
+    const found = now === undefined ? null : sha256(now);
     const matches = found === l.after || (l.pending && found === l.before);
     if (!matches) {
       const expected = l.after;
