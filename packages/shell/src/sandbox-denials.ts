@@ -58,7 +58,12 @@ function candidates(line: string): string[] {
   const fields = line.split(": ");
   const at = fields.findIndex((f) => DENIAL.test(f));
   if (at > 0) out.push((fields[at - 1] as string).trim());
-  return out.filter((c) => c.length > 0 && !c.includes(" ") && (c.includes("/") || c.includes(".")));
+  // "/bin/bash: line 1: /usr/x: Permission denied": with more fields before the reason, the first
+  // names the program reporting it (often by its absolute path), not a path it was refused.
+  const program = at > 1 ? (fields[0] as string).trim() : undefined;
+  return out.filter(
+    (c) => c.length > 0 && c !== program && !c.includes(" ") && (c.includes("/") || c.includes(".")),
+  );
 }
 
 /**

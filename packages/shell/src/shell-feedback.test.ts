@@ -126,6 +126,19 @@ describe("sandboxDenials", () => {
     ]);
   });
 
+  it("does not take the reporting program's own path for a refused one", () => {
+    const out = [
+      "/bin/bash: line 1: /etc/x: Permission denied",
+      "/usr/bin/env: '/opt/y': Permission denied",
+      "/bin/bash: /home/u/.bashrc: Permission denied",
+    ].join("\n");
+    expect(sandboxDenials(out, "/p", set)).toEqual([
+      { path: "/etc/x", why: "outside_writable" },
+      { path: "/opt/y", why: "outside_writable" },
+      { path: "/home/u/.bashrc", why: "outside_writable" },
+    ]);
+  });
+
   it("says nothing for output with no denial", () => {
     expect(sandboxDenials("wrote /etc/x fine\n", "/p", set)).toEqual([]);
   });
