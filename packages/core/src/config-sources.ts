@@ -318,7 +318,12 @@ export function loadTrustedConfig(
         trusted: trusted || !writable,
       });
   }
-  const projectValue = readConfigFile(projectConfigFile(root), { optional: true });
+  // An untrusted project's config must be the project's own file: a symlink out of it is refused
+  // (its text would reach stderr or the model in a parse error). A trusted one may link a shared file.
+  const projectValue = readConfigFile(projectConfigFile(root), {
+    optional: true,
+    ...(trusted ? {} : { within: root }),
+  });
   if (projectValue !== undefined) layers.push({ value: projectValue, source: CONFIG_FILE, trusted });
   if (options.file)
     layers.push({ value: readConfigFile(path.resolve(options.file)), source: options.file, trusted: true });

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { type BoundedFile, MAX_CONFIG_BYTES, readFileInRoot, readRegularFile } from "./bounded-read.js";
 import { checkpointsConfigSchema } from "./checkpoints.js";
 import { projectConfigFile } from "./config-paths.js";
 import { type ConfigContribution, clash, contributedKeys } from "./contributions.js";
@@ -230,15 +230,47 @@ export function parseConfig(
   });
 }
 
-function readJson(file: string): unknown {
-  let text: string;
+export interface ReadConfigOptions {
+  /** A missing file is `undefined`, not an error. */
+  optional?: boolean;
+  /**
+   * The project root the file belongs to, when it is read with an untrusted project's rights: its
+   * real path must then stay inside that root, so a symlink leaving the project is refused, never
+   * followed. Without it a symlink is followed (the user's own files, a trusted project's).
+   */
+  within?: string;
+}
+
+/**
+ * A config file's text: opened without blocking (a FIFO cannot hang a start), only a regular file
+ * (not /dev/zero or a socket), at most MAX_CONFIG_BYTES of it. Every refusal is EINVAL_CONFIG naming
+ * the file; its `cause` keeps the reader's error (`code` ENOENT for a missing file).
+ */
+function readJson(file: string, within?: string): unknown {
+  let read: BoundedFile;
   try {
-    text = readFileSync(file, "utf8");
+    read =
+      within === undefined
+        ? readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES })
+        : readFileInRoot(within, file, { maxBytes: MAX_CONFIG_BYTES });
   } catch (error) {
-    throw new ToolbeltError("EINVAL_CONFIG", `cannot read config ${file}: ${(error as Error).message}`, {
+    const reason = ToolbeltError.isInstance(error) ? error.details.reason : undefined;
+    const why =
+      reason === "outside_root"
+        ? `it points outside the project ${within}, and an untrusted project's config must stay inside it (not followed)`
+        : (error as Error).message;
+    throw new ToolbeltError("EINVAL_CONFIG", `cannot read config ${file}: ${why}`, {
       cause: error,
+      details: { file, ...(reason !== undefined ? { reason } : {}) },
     });
   }
+  if (read.truncated)
+    throw new ToolbeltError(
+      "EINVAL_CONFIG",
+      `config ${file} is larger than ${MAX_CONFIG_BYTES} bytes (1 MiB), the limit for a config file; not read`,
+      { details: { file, limit: MAX_CONFIG_BYTES, size: read.size, reason: "too_large" } },
+    );
+  const text = read.bytes.toString("utf8");
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -252,12 +284,15 @@ function readJson(file: string): unknown {
   }
 }
 
-/** A config file's JSON (unvalidated); with `optional`, a missing file is `undefined`, not an error. */
-export function readConfigFile(file: string, options: { optional?: boolean } = {}): unknown {
+/**
+ * A config file's JSON (unvalidated); with `optional`, a missing file is `undefined`, not an error.
+ * With `within`, the file must stay inside that project root (see ReadConfigOptions).
+ */
+export function readConfigFile(file: string, options: ReadConfigOptions = {}): unknown {
   try {
-    return readJson(file);
+    return readJson(file, options.within);
   } catch (error) {
-    const cause = (error as ToolbeltError).cause as NodeJS.ErrnoException | undefined;
+    const cause = (error as ToolbeltError).cause as { code?: unknown } | undefined;
     if (options.optional && cause?.code === "ENOENT") return undefined;
     throw error;
   }

@@ -11,6 +11,14 @@ export {
   writeFileAtomic,
 } from "./atomic-write.js";
 export {
+  type BoundedFile,
+  type BoundedReadOptions,
+  type BoundedReadRefusal,
+  MAX_CONFIG_BYTES,
+  readFileInRoot,
+  readRegularFile,
+} from "./bounded-read.js";
+export {
   type CheckpointFileDiff,
   type RestoreResult,
   type RestoreWriter,

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
+import { MAX_CONFIG_BYTES, readRegularFile } from "./bounded-read.js";
 import { TRUST_ENV, trustFile, userConfigDir } from "./config-paths.js";
 import { ToolbeltError } from "./errors.js";
 
@@ -25,10 +26,21 @@ function realDir(dir: string): string {
 export function listTrustedProjects(dir: string = userConfigDir()): TrustedProject[] {
   let text: string;
   try {
-    text = readFileSync(trustFile(dir), "utf8");
+    // Never blocking (a FIFO), only a regular file, bounded like any config file.
+    const read = readRegularFile(trustFile(dir), { maxBytes: MAX_CONFIG_BYTES });
+    if (read.truncated)
+      throw new ToolbeltError(
+        "EINVAL_CONFIG",
+        `${trustFile(dir)} is larger than ${MAX_CONFIG_BYTES} bytes (1 MiB), the limit for a config file; not read`,
+        { details: { file: trustFile(dir), limit: MAX_CONFIG_BYTES, size: read.size, reason: "too_large" } },
+      );
+    text = read.bytes.toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw new ToolbeltError("EINVAL_CONFIG", `cannot read ${trustFile(dir)}`, { cause: error });
+    if (ToolbeltError.isInstance(error) && error.code === "ENOENT") return [];
+    if (ToolbeltError.isInstance(error) && error.code === "EINVAL_CONFIG") throw error;
+    throw new ToolbeltError("EINVAL_CONFIG", `cannot read ${trustFile(dir)}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   let json: unknown;
   try {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import {
   type ConfigContribution,
@@ -10,6 +10,7 @@ import {
   type UntrustedFileSetting,
   z,
 } from "@toolbelt/core";
+import { readMcpJsonText } from "./server-config.js";
 
 // The mcp family's config key, light (zod and core types only): the CLI validates `mcpServers`
 // without importing the MCP SDK.
@@ -39,8 +40,21 @@ function mcpJsonIgnored(root: string): UntrustedFileSetting[] {
   const file = path.join(root, ".mcp.json");
   if (!existsSync(file)) return [];
   const unreadable = [{ key: ".mcp.json", source: ".mcp.json", why: "names MCP servers to start" }];
+  let text: string | undefined;
   try {
-    const servers = (JSON.parse(readFileSync(file, "utf8")) as { mcpServers?: unknown })?.mcpServers;
+    // Untrusted: read only if it is the project's own regular file, bounded (see readMcpJsonText).
+    text = readMcpJsonText(root, false);
+  } catch (error) {
+    return [
+      {
+        key: ".mcp.json",
+        source: ".mcp.json",
+        why: `names MCP servers to start; ${(error as Error).message}`,
+      },
+    ];
+  }
+  try {
+    const servers = (JSON.parse(text ?? "{}") as { mcpServers?: unknown })?.mcpServers;
     if (!isRecord(servers)) return unreadable;
     return Object.entries(servers)
       .filter(([, entry]) => !(isRecord(entry) && entry.disabled === true))

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import type { ToolbeltConfig } from "@toolbelt/core";
-import { z } from "@toolbelt/core";
+import type { BoundedFile, ToolbeltConfig } from "@toolbelt/core";
+import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile, ToolbeltError, z } from "@toolbelt/core";
 import { MCP_JSON } from "@toolbelt/core/config-paths";
 import type { McpServerConfig } from "./contrib.js";
 
@@ -156,19 +156,42 @@ function toSpec(name: string, entry: RawEntry, root: string, source: string): Se
   throw new Error(`url: required for a ${entry.type} server`);
 }
 
+/**
+ * The text of the project's `.mcp.json`, `undefined` when there is none. Read as core reads every
+ * checkout file: never blocking (a FIFO), only a regular file, at most MAX_CONFIG_BYTES. An untrusted
+ * project's file must stay inside the project: a symlink leaving it is refused, never followed. A
+ * trusted project's may link a shared file. Throws (an Error naming the file) when it cannot be read.
+ */
+export function readMcpJsonText(root: string, trusted: boolean): string | undefined {
+  const file = path.join(root, MCP_JSON);
+  let read: BoundedFile;
+  try {
+    read = trusted
+      ? readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES })
+      : readFileInRoot(root, MCP_JSON, { maxBytes: MAX_CONFIG_BYTES });
+  } catch (error) {
+    if (ToolbeltError.isInstance(error) && error.code === "ENOENT") return undefined;
+    throw new Error(`cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  if (read.truncated)
+    throw new Error(
+      `cannot read ${file}: larger than ${MAX_CONFIG_BYTES} bytes (1 MiB), the limit for a config file; not read`,
+    );
+  return read.bytes.toString("utf8");
+}
+
 function readMcpJson(
   root: string,
   specs: Map<string, ServerSpec | ServerProblem>,
   trusted: boolean,
 ): ServerProblem[] {
-  const file = path.join(root, MCP_JSON);
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(file, "utf8");
+    text = readMcpJsonText(root, trusted);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    return [{ name: MCP_JSON, source: MCP_JSON, error: `cannot read ${file}: ${(error as Error).message}` }];
+    return [{ name: MCP_JSON, source: MCP_JSON, error: (error as Error).message }];
   }
+  if (text === undefined) return [];
   let json: unknown;
   try {
     json = JSON.parse(text);

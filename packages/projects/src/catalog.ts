@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import type { ToolbeltConfig } from "@toolbelt/core";
+import { MAX_CONFIG_BYTES, readFileInRoot, type ToolbeltConfig } from "@toolbelt/core";
 import { gitInfo, listWorktrees } from "./git.js";
 import { toolbeltHome } from "./skills.js";
 
@@ -38,10 +38,22 @@ function real(p: string): string {
   }
 }
 
+/** The most of a package.json description list_projects shows (it reaches the model). */
+const MAX_DESCRIPTION_CHARS = 1000;
+
+/**
+ * The `description` of a project's package.json: read only if it is the project's own regular file
+ * (a symlink out of the project, a FIFO or a file over 1 MiB gives none), and cut to 1000 characters.
+ */
 function packageDescription(dir: string): string | undefined {
   try {
-    const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { description?: unknown };
-    return typeof pkg.description === "string" && pkg.description ? pkg.description : undefined;
+    const read = readFileInRoot(dir, "package.json", { maxBytes: MAX_CONFIG_BYTES });
+    if (read.truncated) return undefined;
+    const pkg = JSON.parse(read.bytes.toString("utf8")) as { description?: unknown };
+    if (typeof pkg.description !== "string" || !pkg.description) return undefined;
+    return pkg.description.length > MAX_DESCRIPTION_CHARS
+      ? `${pkg.description.slice(0, MAX_DESCRIPTION_CHARS)}… (cut at ${MAX_DESCRIPTION_CHARS} of ${pkg.description.length} chars)`
+      : pkg.description;
   } catch {
     return undefined;
   }

@@ -7,12 +7,20 @@ import { projectsState } from "./workspace.js";
 
 export { listProjects, type Project, type ProjectKind } from "./catalog.js";
 export { gitInfo, listWorktrees, parseWorktrees, repositorySlug, type Worktree } from "./git.js";
-export { INSTRUCTION_FILES, type Instructions, loadInstructions } from "./instructions.js";
+export {
+  INSTRUCTION_FILES,
+  type Instructions,
+  loadInstructions,
+  MAX_INSTRUCTION_BYTES,
+  readInstructions,
+  type SkippedFile,
+} from "./instructions.js";
 export {
   loadSkillsFrom,
   parseFrontMatter,
   projectSkills,
   readSkill,
+  type SkillReadOptions,
   toolbeltHome,
   userSkills,
 } from "./skills.js";

@@ -1,9 +1,28 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Skill } from "@toolbelt/core";
+import {
+  type BoundedFile,
+  normaliseError,
+  PathResolver,
+  readFileInRoot,
+  readRegularFile,
+  type Skill,
+} from "@toolbelt/core";
+import type { SkippedFile } from "./instructions.js";
 
 const MAX_SKILL_BYTES = 256 * 1024;
+
+/**
+ * Where skills are read from, and what to note: with `root` (a project's skills) every SKILL.md
+ * must stay inside that root (a symlink leaving it is never followed); without it (the user's own
+ * folder) symlinks are followed. Either way only regular files are read, without blocking, and at
+ * most 256 KiB of each. Files that were there but not read are added to `skipped`, when given.
+ */
+export interface SkillReadOptions {
+  root?: string;
+  skipped?: SkippedFile[];
+}
 
 /** toolbelt's user folder: $TOOLBELT_HOME, else ~/.toolbelt. */
 export function toolbeltHome(): string {
@@ -24,23 +43,49 @@ export function parseFrontMatter(text: string): { fields: Record<string, string>
 }
 
 /** Loads one SKILL.md; a file without a description is not a skill. */
-export function readSkill(file: string): Skill | undefined {
+export function readSkill(file: string, options: SkillReadOptions = {}): Skill | undefined {
+  const shown = options.root !== undefined ? path.relative(options.root, file) || file : file;
+  let read: BoundedFile;
   try {
-    if (statSync(file).size > MAX_SKILL_BYTES) return undefined;
-    const { fields, body } = parseFrontMatter(readFileSync(file, "utf8"));
-    const name = fields.name || path.basename(path.dirname(file));
-    if (!fields.description) return undefined;
-    return { name, description: fields.description, path: file, body };
-  } catch {
+    read =
+      options.root !== undefined
+        ? readFileInRoot(options.root, file, { maxBytes: MAX_SKILL_BYTES })
+        : readRegularFile(file, { maxBytes: MAX_SKILL_BYTES });
+  } catch (error) {
+    const refusal = normaliseError(error);
+    if (refusal.code !== "ENOENT") options.skipped?.push({ file: shown, reason: refusal.message });
     return undefined;
   }
+  if (read.truncated) {
+    options.skipped?.push({
+      file: shown,
+      reason: `${shown} is larger than ${MAX_SKILL_BYTES} bytes (the limit for a SKILL.md)`,
+    });
+    return undefined;
+  }
+  const { fields, body } = parseFrontMatter(read.bytes.toString("utf8"));
+  const name = fields.name || path.basename(path.dirname(file));
+  if (!fields.description) return undefined;
+  return { name, description: fields.description, path: file, body };
 }
 
 /** Every `<dir>/<skill>/SKILL.md` (and a `<dir>/SKILL.md` itself), sorted by folder name. */
-export function loadSkillsFrom(dir: string): Skill[] {
+export function loadSkillsFrom(dir: string, options: SkillReadOptions = {}): Skill[] {
   if (!existsSync(dir)) return [];
+  if (options.root !== undefined) {
+    // A skills folder that is itself a symlink out of the project is skipped once, not per entry.
+    try {
+      new PathResolver(options.root).resolve(dir);
+    } catch (error) {
+      options.skipped?.push({
+        file: path.relative(options.root, dir) || dir,
+        reason: normaliseError(error).message,
+      });
+      return [];
+    }
+  }
   const skills: Skill[] = [];
-  const own = readSkill(path.join(dir, "SKILL.md"));
+  const own = readSkill(path.join(dir, "SKILL.md"), options);
   if (own) skills.push(own);
   let entries: string[] = [];
   try {
@@ -51,17 +96,21 @@ export function loadSkillsFrom(dir: string): Skill[] {
   for (const entry of entries) {
     const file = path.join(dir, entry, "SKILL.md");
     if (!existsSync(file)) continue;
-    const skill = readSkill(file);
+    const skill = readSkill(file, options);
     if (skill) skills.push(skill);
   }
   return skills;
 }
 
-/** A project's skill folders: `.toolbelt/skills` and `.claude/skills`. */
-export function projectSkills(root: string): Skill[] {
+/**
+ * A project's skill folders: `.toolbelt/skills` and `.claude/skills`, read only inside `root` (see
+ * SkillReadOptions); files refused are added to `skipped` when given.
+ */
+export function projectSkills(root: string, skipped?: SkippedFile[]): Skill[] {
+  const options: SkillReadOptions = { root, ...(skipped ? { skipped } : {}) };
   return [
-    ...loadSkillsFrom(path.join(root, ".toolbelt", "skills")),
-    ...loadSkillsFrom(path.join(root, ".claude", "skills")),
+    ...loadSkillsFrom(path.join(root, ".toolbelt", "skills"), options),
+    ...loadSkillsFrom(path.join(root, ".claude", "skills"), options),
   ];
 }
 

@@ -20,7 +20,12 @@ import {
  */
 export function configForSwitch(current: ToolbeltConfig, root: string): ToolbeltConfig {
   const source = `config for ${root}`;
-  const raw = readConfigFile(path.join(root, CONFIG_FILE), { optional: true }) ?? {};
+  const trusted = projectTrust(root).trusted;
+  // Untrusted, the file must stay inside the target: a symlink to a file elsewhere is refused, never
+  // read (its text would come back to the model in a parse error).
+  const raw =
+    readConfigFile(path.join(root, CONFIG_FILE), { optional: true, ...(trusted ? {} : { within: root }) }) ??
+    {};
   // The sections every family contributed, as the session's config was parsed with them.
   const contributions = configContributionsOf(current);
   // lsp and mcp sections are other families' (typed where those are imported): read by name here.
@@ -30,7 +35,7 @@ export function configForSwitch(current: ToolbeltConfig, root: string): Toolbelt
   const layered = mergeDeep(current, {
     ...(allowed.limits ? { limits: allowed.limits } : {}),
     ...(allowed.tools ? { tools: allowed.tools } : {}),
-    ...(projectTrust(root).trusted && target.lsp !== undefined ? { lsp: target.lsp } : {}),
+    ...(trusted && target.lsp !== undefined ? { lsp: target.lsp } : {}),
     ...(target.lsp_diagnostics_after_edit !== undefined
       ? { lsp_diagnostics_after_edit: target.lsp_diagnostics_after_edit }
       : {}),

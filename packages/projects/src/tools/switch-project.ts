@@ -1,9 +1,12 @@
-import { defineTool, errorPayload, renderText, type Skill, z } from "@toolbelt/core";
+import { defineTool, errorPayload, escapeText, renderText, type Skill, z } from "@toolbelt/core";
 import { listProjects } from "../catalog.js";
-import { type Instructions, loadInstructions } from "../instructions.js";
+import { INSTRUCTION_FILES, type Instructions, readInstructions, type SkippedFile } from "../instructions.js";
 import { projectSkills } from "../skills.js";
 import { configForSwitch } from "../switch-config.js";
 import { projectsState, WORKSPACE } from "../workspace.js";
+
+/** Skipped files named one by one in an answer; past this many, one entry counts the rest. */
+const MAX_SKIPPED_NOTES = 20;
 
 export type ProjectSwitchedPayload = {
   kind: "project_switched";
@@ -12,6 +15,11 @@ export type ProjectSwitchedPayload = {
   path: string;
   from: string;
   instructions?: Instructions;
+  /**
+   * Project files that were there but not read (AGENTS.md, CLAUDE.md, SKILL.md files): a symlink to a
+   * file outside the project, a FIFO or device, a file over its limit. Never followed, never read.
+   */
+  skipped?: SkippedFile[];
   /** Skills this project added (they accumulate across switches). */
   new_skills: string[];
   skills: number;
@@ -59,9 +67,11 @@ export const switchProjectTool = defineTool({
     const from = session.root;
     session.switchRoot(target.path, { key: target.key, config });
     const before = new Set(session.skills.map((s) => s.name));
-    const added: Skill[] = projectSkills(session.root);
+    const skipped: SkippedFile[] = [];
+    const { instructions, skipped: notRead } = readInstructions(session.root);
+    skipped.push(...notRead);
+    const added: Skill[] = projectSkills(session.root, skipped);
     session.addSkills(added);
-    const instructions = loadInstructions(session.root);
     return {
       kind: "project_switched",
       key: target.key,
@@ -69,15 +79,22 @@ export const switchProjectTool = defineTool({
       path: session.root,
       from,
       ...(instructions ? { instructions } : {}),
+      ...(skipped.length > 0 ? { skipped: capped(skipped) } : {}),
       new_skills: added.map((s) => s.name).filter((n) => !before.has(n)),
       skills: session.skills.length,
       tools: session.bind().tools.length,
     } satisfies ProjectSwitchedPayload;
   },
   render(payload) {
-    const body = payload.instructions
+    const skipped = payload.skipped ?? [];
+    const notRead = skipped.map((s) => `Not read: ${escapeText(s.reason, { reversible: false })}`).join("\n");
+    const text = payload.instructions
       ? `Instructions from ${payload.instructions.file}:\n${payload.instructions.content}`
-      : "This project has no AGENTS.md or CLAUDE.md.";
+      : skipped.some((s) => (INSTRUCTION_FILES as readonly string[]).includes(s.file))
+        ? "No instructions were read from this project."
+        : "This project has no AGENTS.md or CLAUDE.md.";
+    const body = notRead ? `${notRead}\n\n${text}` : text;
+    const cut = payload.instructions;
     return renderText(
       [
         ["Kind", payload.kind],
@@ -86,12 +103,15 @@ export const switchProjectTool = defineTool({
         ["From", payload.from],
         [
           "Instructions",
-          payload.instructions
-            ? payload.instructions.truncated
-              ? `${payload.instructions.file} (truncated at ${payload.instructions.content.length} of ${payload.instructions.chars} chars)`
-              : payload.instructions.file
+          cut
+            ? cut.truncated
+              ? cut.bytes !== undefined
+                ? `${cut.file} (truncated at ${cut.content.length} chars of a ${cut.bytes}-byte file)`
+                : `${cut.file} (truncated at ${cut.content.length} of ${cut.chars} chars)`
+              : cut.file
             : "(none)",
         ],
+        ["Not-Read", skipped.map((s) => s.file).join(", ") || undefined],
         ["New-Skills", payload.new_skills.join(", ") || undefined],
         ["Skills", payload.skills],
       ],
@@ -99,3 +119,12 @@ export const switchProjectTool = defineTool({
     );
   },
 });
+
+function capped(skipped: SkippedFile[]): SkippedFile[] {
+  if (skipped.length <= MAX_SKIPPED_NOTES) return skipped;
+  const more = skipped.length - MAX_SKIPPED_NOTES;
+  return [
+    ...skipped.slice(0, MAX_SKIPPED_NOTES),
+    { file: `(${more} more)`, reason: `${more} more project files` },
+  ];
+}
