@@ -16,6 +16,7 @@ import type {
   ServerCapabilities,
 } from "vscode-languageserver-protocol";
 import { type LaunchHost, STANDALONE_HOST, serverCommand } from "./launch.js";
+import { type ProjectFiles, projectFiles, readProjectFile } from "./project-files.js";
 import { languageIdFor, type ServerSpec } from "./servers.js";
 import { fromUri, toUri } from "./uri.js";
 
@@ -99,6 +100,8 @@ export class LspClient {
   #exited: string | undefined;
   #closing = false;
   #syncTail: Promise<unknown> = Promise.resolve();
+  /** How documents are read: inside the root only, through the session's checked open. */
+  #files: ProjectFiles | undefined;
 
   constructor(spec: ServerSpec, root: string, host: LaunchHost = STANDALONE_HOST) {
     this.spec = spec;
@@ -397,10 +400,14 @@ export class LspClient {
   async #syncNow(abs: string): Promise<OpenDocument> {
     this.#conn();
     const uri = toUri(abs);
-    const stat = await fs.stat(abs);
     const existing = this.#docs.get(uri);
-    if (existing && existing.mtimeMs === stat.mtimeMs && existing.size === stat.size) return existing;
-    const text = await fs.readFile(abs, "utf8");
+    // The stat only says whether to read again; what is read comes through the checked open.
+    const seen = await fs.stat(abs);
+    if (existing && existing.mtimeMs === seen.mtimeMs && existing.size === seen.size) return existing;
+    this.#files ??= projectFiles(this.root, this.#host);
+    const files = this.#files;
+    const rel = path.relative(files.root, abs) || abs;
+    const { text, stat } = await readProjectFile((p) => files.open(p), abs, rel, files.maxBytes);
     if (existing) {
       existing.mtimeMs = stat.mtimeMs;
       existing.size = stat.size;

@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, statSync } from "node:fs";
+import { promises as fs, statSync } from "node:fs";
 import path from "node:path";
 import { ToolbeltError } from "@toolbelt/core";
 import { Project, ts } from "ts-morph";
@@ -16,6 +16,8 @@ import type {
   WorkspaceEdit,
 } from "vscode-languageserver-protocol";
 import type { DiagnosticsOutcome } from "./client.js";
+import { RootFileSystem } from "./fallback-fs.js";
+import { type ProjectFiles, projectFiles } from "./project-files.js";
 import { TS_EXTENSIONS } from "./servers.js";
 import { fromUri, toUri } from "./uri.js";
 import { walkProject } from "./walk.js";
@@ -26,21 +28,29 @@ type PositionParams = { textDocument: { uri: string }; position: Position };
 /**
  * The in-process TypeScript/JavaScript backend used when no server binary can be found: ts-morph's
  * language service answering the same LSP requests with LSP-shaped results.
+ *
+ * It runs in process, not in the sandbox language servers get, so its file system is confined to the
+ * root (see RootFileSystem): a tsconfig or an import pointing outside finds nothing there.
  */
 export class TsMorphBackend {
   readonly root: string;
   readonly #project: Project;
+  readonly #fs: RootFileSystem;
   readonly #mtimes = new Map<string, number>();
   readonly #versions = new Map<string, number>();
 
-  constructor(root: string) {
+  /** `files`: how project files are opened (the session's checked open); by default core's, over the root. */
+  constructor(root: string, options: { files?: ProjectFiles } = {}) {
     this.root = root;
+    this.#fs = new RootFileSystem(options.files ?? projectFiles(root));
+    const fileSystem = this.#fs;
     const tsconfig = path.join(root, "tsconfig.json");
-    if (existsSync(tsconfig)) {
-      this.#project = new Project({ tsConfigFilePath: tsconfig });
+    if (this.#fs.fileExistsSync(tsconfig)) {
+      this.#project = new Project({ tsConfigFilePath: tsconfig, fileSystem });
     } else {
       // Roughly what tsserver gives a loose folder: JS allowed, modern target, strict checks.
       this.#project = new Project({
+        fileSystem,
         compilerOptions: {
           allowJs: true,
           target: ts.ScriptTarget.ES2022,
@@ -51,8 +61,9 @@ export class TsMorphBackend {
           noEmit: true,
         },
       });
-      const files = walkProject(root, TS_EXTENSIONS, 5000).files;
-      this.#project.addSourceFilesAtPaths(files);
+      // Added one by one: the file system takes paths, not globs.
+      for (const file of walkProject(root, TS_EXTENSIONS, 5000).files)
+        this.#project.addSourceFileAtPathIfExists(file);
     }
     for (const sf of this.#project.getSourceFiles()) {
       const file = sf.getFilePath();
@@ -77,7 +88,7 @@ export class TsMorphBackend {
     await this.syncOpen();
     const file = path.normalize(abs);
     if (!this.#project.getSourceFile(file)) {
-      if (!existsSync(file)) throw new ToolbeltError("ENOENT", `no such file: ${abs}`);
+      if (!this.#fs.fileExistsSync(file)) throw new ToolbeltError("ENOENT", `no such file: ${abs}`);
       this.#project.addSourceFileAtPath(file);
       this.#mtimes.set(file, (await fs.stat(file)).mtimeMs);
       this.#versions.set(file, 1);

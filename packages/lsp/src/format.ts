@@ -1,8 +1,8 @@
-import { promises as fs } from "node:fs";
 import path from "node:path";
-import type { ToolContext } from "@toolbelt/core";
+import type { ResolvedPath, ToolContext } from "@toolbelt/core";
 import type { Diagnostic, Location, LocationLink, Range } from "vscode-languageserver-protocol";
 import type { Backend } from "./manager.js";
+import { readProjectFile } from "./project-files.js";
 import { fromUri } from "./uri.js";
 
 /** A place in a file, 1-based, with the text of its line when the file is inside the root. */
@@ -36,29 +36,43 @@ export function severityName(n: number | undefined): Severity {
 }
 
 const MAX_LINE_TEXT = 200;
+/** Bytes of a file read to find the lines of places in it (lines past them get no text). */
+const LINE_LOOKUP_MAX_BYTES = 8 * 1024 * 1024;
 
-/** Reads line texts of files inside the root, once per file per call. */
+/**
+ * Reads line texts of files inside the root, once per file per call: the text the backend holds, or
+ * the file's first bytes through the session's checked open (a regular file only, bounded).
+ */
 export class LineReader {
   readonly #cache = new Map<string, Promise<string[] | undefined>>();
+  readonly #ctx: Pick<ToolContext, "openFile" | "limits">;
   readonly #backend: Backend | undefined;
 
-  constructor(backend?: Backend) {
+  constructor(ctx: Pick<ToolContext, "openFile" | "limits">, backend?: Backend) {
+    this.#ctx = ctx;
     this.#backend = backend;
   }
 
-  async line(abs: string, line: number): Promise<string | undefined> {
-    let lines = this.#cache.get(abs);
+  /** Line `line` of the file whose real path (inside the root) is `real`; `named` as the server gave it. */
+  async line(real: string, line: number, named: string = real): Promise<string | undefined> {
+    let lines = this.#cache.get(real);
     if (!lines) {
       lines = (async () => {
-        const synced = this.#backend?.text(abs);
+        const synced = this.#backend?.text(named) ?? this.#backend?.text(real);
         if (synced !== undefined) return synced.split(/\r?\n/);
         try {
-          return (await fs.readFile(abs, "utf8")).split(/\r?\n/);
+          const max = Math.min(this.#ctx.limits.fileMaxBytes, LINE_LOOKUP_MAX_BYTES);
+          const read = await readProjectFile((p) => this.#ctx.openFile(p), real, real, max, { prefix: true });
+          const all = read.text.split(/\r?\n/);
+          // The last line of a prefix may be cut short: it is not shown.
+          if (!read.complete) all.pop();
+          return all;
         } catch {
+          // Gone, not a regular file, refused: the place is listed without its text.
           return undefined;
         }
       })();
-      this.#cache.set(abs, lines);
+      this.#cache.set(real, lines);
     }
     const text = (await lines)?.[line - 1];
     if (text === undefined) return undefined;
@@ -67,33 +81,53 @@ export class LineReader {
   }
 }
 
-/** A root-relative display path, or the absolute path for files outside the root. */
+/**
+ * A root-relative display path, or the absolute path for files outside the root. Lexical: for paths a
+ * walk of the root found; a place a server names goes through toPlace, which resolves it.
+ */
 export function displayPath(ctx: Pick<ToolContext, "root">, abs: string): { path: string; outside: boolean } {
   const rel = path.relative(ctx.root, abs);
   if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return { path: abs, outside: rel !== "" };
   return { path: rel.split(path.sep).join("/"), outside: false };
 }
 
+/**
+ * A place a server named. It is inside the root only if its real path is (`ctx.resolve`, which
+ * refuses a real path leaving the root): a file reached through a symlinked folder that leads out is
+ * listed as outside the root, by the path the server gave, without text.
+ */
 export async function toPlace(
-  ctx: Pick<ToolContext, "root">,
+  ctx: Pick<ToolContext, "root" | "resolve">,
   uri: string,
   range: Range,
   lines: LineReader,
 ): Promise<Place> {
   const abs = fromUri(uri);
-  const where = abs ? displayPath(ctx, abs) : { path: uri, outside: true };
+  let real: ResolvedPath | undefined;
+  if (abs) {
+    try {
+      real = ctx.resolve(abs);
+    } catch {
+      // EPATH_ESCAPE (or a path that cannot be resolved): not a place inside the root.
+      real = undefined;
+    }
+  }
   const place: Place = {
-    path: where.path,
+    path: abs ?? uri,
     line: range.start.line + 1,
     column: range.start.character + 1,
     end_line: range.end.line + 1,
     end_column: range.end.character + 1,
   };
-  if (where.outside) place.outside_root = true;
-  else if (abs) {
-    const text = await lines.line(abs, place.line);
-    if (text !== undefined) place.text = text;
+  if (!abs || !real) {
+    place.outside_root = true;
+    return place;
   }
+  // The path as the server named it when that is inside the root, else where it really is.
+  const named = displayPath(ctx, abs);
+  place.path = named.outside ? real.rel : named.path;
+  const text = await lines.line(real.abs, place.line, abs);
+  if (text !== undefined) place.text = text;
   return place;
 }
 

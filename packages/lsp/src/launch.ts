@@ -1,3 +1,4 @@
+import type { FileHandle } from "node:fs/promises";
 import {
   type CommandSpec,
   type LaunchPurpose,
@@ -9,7 +10,10 @@ import {
 } from "@toolbelt/core";
 import { resolveServerCommand, type ServerSpec } from "./servers.js";
 
-/** What starting a server needs from the session: whether the project is trusted, and its wrappers. */
+/**
+ * What starting a server needs from the session: whether the project is trusted, and its wrappers;
+ * and how project files are read (the session's checked open, `limits.fileMaxBytes`).
+ */
 export interface LaunchHost {
   /** Trust of the project at `root` (the session's root when it was created). */
   readonly trust: TrustInfo;
@@ -17,6 +21,10 @@ export interface LaunchHost {
   /** `agent.shell_env` here shapes the server's environment as it does the shell's. */
   readonly config?: ToolbeltConfig;
   wrapCommand(spec: CommandSpec, purpose: LaunchPurpose): CommandSpec;
+  /** Core's checked open of a file inside the root (Session.openFile); without it, core's openForRead. */
+  openFile?(abs: string): Promise<FileHandle>;
+  /** The same, synchronously (Session.openFileSync), for the in-process fallback. */
+  openFileSync?(abs: string): number;
 }
 
 /** A host for servers started outside a session: untrusted, nothing wraps the command. */
@@ -60,5 +68,7 @@ export function hostForRoot(host: LaunchHost, homeRoot: string | undefined, root
       return host.config;
     },
     wrapCommand: (spec, purpose) => host.wrapCommand(spec, purpose),
+    ...(host.openFile ? { openFile: host.openFile.bind(host) } : {}),
+    ...(host.openFileSync ? { openFileSync: host.openFileSync.bind(host) } : {}),
   };
 }

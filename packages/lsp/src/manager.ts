@@ -2,6 +2,7 @@ import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { type DiagnosticsOutcome, LspClient } from "./client.js";
 import { hostForRoot, type LaunchHost, STANDALONE_HOST } from "./launch.js";
+import { projectFiles } from "./project-files.js";
 import {
   builtinTypescriptSpec,
   configuredSpecs,
@@ -157,7 +158,11 @@ export class LspManager {
     if (running) return running;
     const started = (async (): Promise<Backend> => {
       // ts-morph brings the TypeScript compiler (≈ 400 ms to load): only a session that falls back pays.
-      if (choice.fallback || !choice.spec) return new (await import("./fallback.js")).TsMorphBackend(root);
+      if (choice.fallback || !choice.spec) {
+        const { TsMorphBackend } = await import("./fallback.js");
+        // Its reads go through the session's checked open, confined to the root.
+        return new TsMorphBackend(root, { files: projectFiles(root, this.#hostFor(root)) });
+      }
       const client = new LspClient(choice.spec, root, this.#hostFor(root));
       await client.start(this.options.startTimeoutMs);
       return client;

@@ -1,7 +1,7 @@
-import { promises as fs } from "node:fs";
 import { ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import type { DocumentSymbol, SymbolInformation } from "vscode-languageserver-protocol";
 import { type Backend, type LspFamilyOptions, managerOf } from "./manager.js";
+import { readProjectFile } from "./project-files.js";
 import { toUri } from "./uri.js";
 
 export const targetFields = {
@@ -72,7 +72,9 @@ export async function resolveTarget(
     const found = await findSymbol(backend, resolved.abs, resolved.rel, input.symbol, ctx.signal);
     return { ...base, position: found.position, name: found.name };
   }
-  const text = backend.text(resolved.abs) ?? (await fs.readFile(resolved.abs, "utf8"));
+  const text =
+    backend.text(resolved.abs) ??
+    (await readProjectFile((p) => ctx.openFile(p), resolved.abs, resolved.rel, ctx.limits.fileMaxBytes)).text;
   const lines = text.split(/\r?\n/);
   const lineNo = input.line as number;
   const lineText = lines[lineNo - 1];

@@ -3,9 +3,12 @@
 // SCRIPTED_ENV_DUMP names a file the server writes its environment to (JSON) at start;
 // SCRIPTED_TRY_WRITE names a file the server tries to create at start, recording the outcome in
 // SCRIPTED_ENV_DUMP's neighbour `<dump>.write` ("ok" or the error code).
+// SCRIPTED_LOCATIONS (JSON, an array of LSP Locations) is the answer to every definition, references
+// and implementation request, and (as symbols named "scripted") to workspace/symbol.
 import { writeFileSync } from "node:fs";
 
 let buffer = Buffer.alloc(0);
+const locations = process.env.SCRIPTED_LOCATIONS ? JSON.parse(process.env.SCRIPTED_LOCATIONS) : undefined;
 
 if (process.env.SCRIPTED_ENV_DUMP) writeFileSync(process.env.SCRIPTED_ENV_DUMP, JSON.stringify(process.env));
 if (process.env.SCRIPTED_TRY_WRITE) {
@@ -30,7 +33,14 @@ function handle(message) {
     send({
       id,
       result: {
-        capabilities: { textDocumentSync: 1, renameProvider: true, documentSymbolProvider: true },
+        capabilities: {
+          textDocumentSync: 1,
+          renameProvider: true,
+          documentSymbolProvider: true,
+          ...(locations
+            ? { definitionProvider: true, referencesProvider: true, workspaceSymbolProvider: true }
+            : {}),
+        },
         serverInfo: { name: "scripted", version: "1" },
       },
     });
@@ -38,6 +48,15 @@ function handle(message) {
   else if (method === "exit") process.exit(0);
   else if (method === "textDocument/rename")
     send({ id, result: JSON.parse(process.env.SCRIPTED_RENAME_EDIT ?? "null") });
+  else if (
+    locations &&
+    (method === "textDocument/definition" ||
+      method === "textDocument/references" ||
+      method === "textDocument/implementation")
+  )
+    send({ id, result: locations });
+  else if (locations && method === "workspace/symbol")
+    send({ id, result: locations.map((location) => ({ name: "scripted", kind: 13, location })) });
   else if (method === "textDocument/documentSymbol")
     send({
       id,

@@ -52,7 +52,7 @@ export function callHierarchyTool(opts: LspFamilyOptions) {
       if (!item) throw new ToolbeltError("ENO_MATCH", `no function or method at ${targetLabel(target)}`);
       const direction = input.direction ?? "both";
       const cap = capOf(ctx, input.limit);
-      const lines = new LineReader(backend);
+      const lines = new LineReader(ctx, backend);
       const payload: CallHierarchyPayload = {
         kind: "lsp_call_hierarchy",
         target: targetLabel(target),

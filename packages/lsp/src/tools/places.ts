@@ -63,7 +63,7 @@ export function placesTool(
       };
       if (method === "textDocument/references") params.context = { includeDeclaration: true };
       const result = await target.backend.request(method, params, { signal: ctx.signal });
-      const lines = new LineReader(target.backend);
+      const lines = new LineReader(ctx, target.backend);
       const all: Place[] = [];
       const seen = new Set<string>();
       for (const loc of locationsOf(result)) {

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import {
   decide,
   defineTool,
@@ -11,6 +10,7 @@ import {
 } from "@toolbelt/core";
 import type { TextEdit, WorkspaceEdit } from "vscode-languageserver-protocol";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
+import { readProjectFile } from "../project-files.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";
 import { applyTextEdits, changedLines, editsByFile, type RefusedChange } from "../workspace-edit.js";
@@ -139,7 +139,9 @@ export function renameTool(opts: LspFamilyOptions) {
       for (const { edits, abs, rel, exists } of resolved) {
         if (!exists)
           throw new ToolbeltError("ENOENT", `the rename edits a missing file: ${rel}; nothing was changed`);
-        const before = backend.text(abs) ?? (await readFile(abs, "utf8"));
+        const before =
+          backend.text(abs) ??
+          (await readProjectFile((p) => ctx.openFile(p), abs, rel, ctx.limits.fileMaxBytes)).text;
         planned.push({
           abs,
           rel,
@@ -223,7 +225,7 @@ export async function applyAll(
       return;
     }
     for (const p of planned) {
-      const now = await readFile(p.abs, "utf8");
+      const now = (await readProjectFile((f) => ctx.openFile(f), p.abs, p.rel, ctx.limits.fileMaxBytes)).text;
       if (now !== p.before)
         throw new ToolbeltError(
           "ECONFLICT",

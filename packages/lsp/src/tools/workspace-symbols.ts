@@ -66,7 +66,7 @@ export function workspaceSymbolsTool(opts: LspFamilyOptions) {
       if (!backends.size)
         throw new ToolbeltError("EUNAVAILABLE", "no language server serves the files of this project");
       const all: WorkspaceSymbol[] = [];
-      const lines = new LineReader();
+      const lines = new LineReader(ctx);
       for (const backend of backends.values()) {
         if (!backend.supports("workspace/symbol")) continue;
         await backend.syncOpen();
