@@ -178,7 +178,7 @@ export {
   type RuleSubjects,
   type RulesConfig,
 } from "./rules.js";
-export { DirRef, openForRead } from "./safe-open.js";
+export { CheckedDir, DirRef, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export {
   type BudgetedCallOptions,
   BudgetedWorker,

@@ -1,6 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import {
+  closeSync,
   existsSync,
+  fstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -15,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeFileAt, writeFileAtomic } from "./atomic-write.js";
-import { DirRef, hasProcFd, openForRead } from "./safe-open.js";
+import { CheckedDir, DirRef, hasProcFd, openForRead } from "./safe-open.js";
 import { isStaleTemp, sweepJournals, tempName } from "./temp-files.js";
 
 let base: string;
@@ -135,6 +137,58 @@ describe.skipIf(!!skipReason)("opens that hold their path check", () => {
     } finally {
       rmSync(path.join(root, "alias"));
     }
+  });
+});
+
+describe.skipIf(!!skipReason)("CheckedDir: a directory held for a synchronous walk", () => {
+  it("lists and opens inside the directory it holds, whatever its name points to now", () => {
+    const dir = CheckedDir.open(path.join(root, "d"));
+    const restore = swapIn();
+    try {
+      // `d` is a symlink to outside now: the held directory is still the one that was opened.
+      expect(readdirSync(dir.listPath())).toEqual(["f.txt"]);
+      const fd = dir.openFile("f.txt");
+      try {
+        expect(readFileSync(fd, "utf8")).toBe("inside\n");
+      } finally {
+        closeSync(fd);
+      }
+      expect(() => CheckedDir.open(path.join(root, "d"))).toThrow(
+        expect.objectContaining({ code: "EPATH_ESCAPE" }),
+      );
+    } finally {
+      restore();
+      dir.close();
+    }
+  });
+
+  it("never follows a symlink to a child directory or file, and opens a FIFO without blocking", () => {
+    const top = CheckedDir.open(root);
+    symlinkSync(outside, path.join(root, "d", "out"));
+    symlinkSync(path.join(outside, "f.txt"), path.join(root, "d", "leak"));
+    execFileSync("mkfifo", [path.join(root, "d", "pipe")]);
+    const d = top.child("d");
+    try {
+      expect(d.path).toBe(path.join(root, "d"));
+      expect(() => d.child("out")).toThrow(
+        expect.objectContaining({ code: expect.stringMatching(/^(ENOTDIR|ELOOP)$/) }),
+      );
+      expect(() => d.openFile("leak")).toThrow(expect.objectContaining({ code: "ELOOP" }));
+      expect(() => d.openFile("../d/f.txt")).toThrow(expect.objectContaining({ code: "EINVAL_INPUT" }));
+      const fd = d.openFile("pipe");
+      try {
+        expect(fstatSync(fd).isFIFO()).toBe(true);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      for (const name of ["out", "leak", "pipe"]) rmSync(path.join(root, "d", name));
+      d.close();
+      top.close();
+    }
+    // Closing twice is harmless; using it after close is an error, never a silent open by path.
+    d.close();
+    expect(() => d.openFile("f.txt")).toThrow(/after close/);
   });
 });
 

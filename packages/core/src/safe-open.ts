@@ -288,6 +288,89 @@ function openDirectorySync(dir: string): number {
   return fd;
 }
 
+/**
+ * A directory held by a bare descriptor, for synchronous walks: listed through the descriptor, its
+ * subdirectories and files opened by name inside it, never through a symlink. `open` checks the
+ * descriptor as openForRead checks a parent (its kernel path is the path asked for); a child is an
+ * entry of this very directory at the moment it is opened, whatever happened to the names above it.
+ * Close it with `close()` (idempotent).
+ *
+ * Without /proc (not Linux) it holds no descriptor and uses plain paths: listing and opening a child
+ * follow a name swapped for a symlink on the way (files are still opened `O_NOFOLLOW|O_NONBLOCK`), so
+ * there it is only as safe as the resolver's check.
+ */
+export class CheckedDir {
+  /** The directory's path when it was opened (a child's is its parent's path and its name). */
+  readonly path: string;
+  /** The descriptor; undefined without /proc, -1 once closed. */
+  #fd: number | undefined;
+  /** `/proc/self/fd/<fd>`, built once: every name opened under this directory starts with it. */
+  #proc: string | undefined;
+
+  private constructor(dir: string, fd: number | undefined) {
+    this.path = dir;
+    this.#fd = fd;
+    this.#proc = fd === undefined ? undefined : `${PROC_FD}/${fd}`;
+  }
+
+  /**
+   * Opens `dir` (absolute, real) checked: a symlink as its last component, or a directory on the
+   * way swapped for one, is `EPATH_ESCAPE`; a missing one or a file throws the errno (`ENOENT`, `ENOTDIR`).
+   */
+  static open(dir: string): CheckedDir {
+    if (!hasProcFd()) {
+      if (!statSync(dir).isDirectory()) throw errnoError("ENOTDIR", dir);
+      return new CheckedDir(dir, undefined);
+    }
+    return new CheckedDir(dir, openDirectorySync(dir));
+  }
+
+  /**
+   * Opens the directory `name` of this one (O_DIRECTORY|O_NOFOLLOW through the descriptor). A name
+   * that is a symlink (or no directory) now throws `ENOTDIR` (or `ELOOP`): it is never followed.
+   */
+  child(name: string): CheckedDir {
+    checkName(name);
+    const full = this.path.endsWith(path.sep) ? this.path + name : this.path + path.sep + name;
+    if (this.#fd === undefined) return new CheckedDir(full, undefined);
+    return new CheckedDir(full, openSync(this.at(name), CHILD_DIR_FLAGS));
+  }
+
+  /**
+   * Opens the file `name` of this one for reading, `O_NOFOLLOW|O_NONBLOCK|O_NOCTTY`: a symlink is
+   * refused (`ELOOP`) and a FIFO opens without blocking. Returns the bare descriptor; the caller
+   * fstats it (only a regular file is content) and closes it with closeSync.
+   */
+  openFile(name: string): number {
+    checkName(name);
+    return openSync(this.at(name), READ_FLAGS);
+  }
+
+  /**
+   * A path naming `name` in this very directory (a relative path below it is resolved from there,
+   * following symlinks on the way: for stat, not for opening content).
+   */
+  at(name: string): string {
+    return this.#fd === undefined ? path.join(this.path, name) : `${this.listPath()}/${name}`;
+  }
+
+  /** A path that lists this very directory (readdir of it), whatever its name points to now. */
+  listPath(): string {
+    if (this.#proc === undefined) return this.path;
+    if (this.#fd === -1) throw new Error(`CheckedDir used after close: ${this.path}`);
+    return this.#proc;
+  }
+
+  close(): void {
+    const fd = this.#fd;
+    if (fd === undefined || fd === -1) return;
+    this.#fd = -1;
+    closeSync(fd);
+  }
+}
+
+const CHILD_DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+
 // Without /proc: open, then check that the descriptor's file is the one the real path inside the
 // root names now. A race can still turn this into a refusal, and, narrowly, into a read elsewhere.
 async function openByPathChecked(abs: string, root: string, flags: number): Promise<FileHandle> {

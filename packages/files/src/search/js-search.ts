@@ -1,7 +1,7 @@
-import { closeSync, openSync, readSync } from "node:fs";
-import { BudgetedWorker } from "@toolbelt/core";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { BudgetedWorker, openForReadSync } from "@toolbelt/core";
 import { sniffBom } from "../text-decode.js";
-import { makeOverride, type WalkedFile, walkFiles } from "../walk.js";
+import { makeOverride, TreeWalk } from "../walk.js";
 import { decodeResponse, ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
 import type { CompiledQuery } from "./regex.js";
 import { type EngineResult, type LineMatch, TopFiles } from "./results.js";
@@ -41,22 +41,27 @@ export function searchBuffer(buf: Buffer, query: CompiledQuery): LineMatch[] | u
 const HEAD_BYTES = 64 * 1024;
 
 /**
- * Reads a file, except that a binary one (a NUL byte in its first 64 KiB, ripgrep's tell too) is
- * given up after that first read: installed trees hold executables of 100 MB and more.
+ * Reads the file open on `fd` (and closes it), except that a binary one (a NUL byte in its first
+ * 64 KiB, ripgrep's tell too) is given up after that first read: installed trees hold executables of
+ * 100 MB and more. Only a regular file is read: the descriptor was opened O_NONBLOCK, and a FIFO, a
+ * socket or a device swapped in for the file since it was listed is skipped, never waited on.
  * Synchronous on purpose: per-file promise round trips through the thread pool cost more than
  * the reads themselves on page-cached trees; the caller yields between short slices instead.
  */
-function readUnlessBinary(abs: string): Buffer | undefined {
-  const fd = openSync(abs, "r");
+function readUnlessBinary(fd: number): Buffer | undefined {
   try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return undefined;
     // Read until EOF into one scratch buffer reused across files (allocating per file made the
-    // walk GC-bound); no fstat, the reads tell the size.
+    // walk GC-bound). A file that has given its whole size is done without the read that would say
+    // EOF; one whose size says 0 (some file systems) is read until EOF.
+    const size = stat.size;
     let filled = readSync(fd, scratch, 0, Math.min(HEAD_BYTES, scratch.length), 0);
     if (filled === 0) return scratch.subarray(0, 0);
     const bom = sniffBom(scratch.subarray(0, filled));
     const utf16 = bom.encoding === "utf-16le" || bom.encoding === "utf-16be";
     if (!utf16 && scratch.subarray(0, filled).indexOf(0) !== -1) return undefined;
-    while (true) {
+    while (size === 0 || filled < size) {
       if (filled === scratch.length) {
         const bigger = Buffer.allocUnsafe(scratch.length * 2);
         scratch.copy(bigger, 0, 0, filled);
@@ -166,10 +171,11 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
     batch = newBatch();
   };
 
-  const addFile = (abs: string, rel: string) => {
+  /** `open` opens the file race-free (see TreeWalk and openForReadSync); any failure skips it. */
+  const addFile = (open: () => number, rel: string) => {
     let buf: Buffer | undefined;
     try {
-      buf = readUnlessBinary(abs);
+      buf = readUnlessBinary(open());
     } catch {
       return;
     }
@@ -190,54 +196,38 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
   };
 
   if (search.isFile) {
-    addFile(search.start, search.fileRel ?? search.start);
+    // The file's directory checked and the file opened in it, as read_file opens one.
+    addFile(() => openForReadSync(search.start, { root: search.root }), search.fileRel ?? search.start);
   } else {
-    const queue: WalkedFile[] = [];
-    let head = 0;
-    let walked = false;
-    let wake: (() => void) | undefined;
-    const walking = walkFiles(
-      {
-        root: search.root,
-        start: search.start,
-        ...(search.include ? { override: makeOverride(search.include) } : {}),
-        ...(search.signal ? { signal: search.signal } : {}),
-      },
-      (file) => {
-        queue.push(file);
-        wake?.();
-        return !stop;
-      },
-    ).finally(() => {
-      walked = true;
-      wake?.();
+    // Each file is read as soon as the walk gives it, while its directory is still held open: the walk
+    // lists a directory through its descriptor and the file is opened by name inside it.
+    const walk = new TreeWalk({
+      root: search.root,
+      start: search.start,
+      ...(search.include ? { override: makeOverride(search.include) } : {}),
     });
-    walking.catch(() => {});
-    while (!stop) {
-      if (head >= queue.length) {
-        if (walked) break;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = undefined;
-        continue;
+    try {
+      let walked = false;
+      while (!stop && !walked) {
+        search.signal?.throwIfAborted();
+        const sliceEnd = performance.now() + SLICE_MS;
+        while (!stop && inFlight.length < MAX_IN_FLIGHT) {
+          const file = walk.next();
+          if (file === undefined) {
+            walked = true;
+            break;
+          }
+          if (file !== null) addFile(() => file.dir.openFile(file.name), file.rel);
+          if (performance.now() > sliceEnd) break;
+        }
+        if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
+        else if (!walked) await yieldToLoop();
       }
-      const sliceEnd = performance.now() + SLICE_MS;
-      while (head < queue.length && !stop && inFlight.length < MAX_IN_FLIGHT) {
-        const file = queue[head++] as WalkedFile;
-        addFile(file.abs, file.rel);
-        if (performance.now() > sliceEnd) break;
-      }
-      if (head > 4096) {
-        queue.splice(0, head);
-        head = 0;
-      }
-      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
-      else await yieldToLoop();
+    } finally {
+      walk.close();
     }
     if (!stop && !failure) flush();
     await Promise.all(inFlight);
-    await walking;
     if (failure) throw failure;
     return finish();
   }
