@@ -1,7 +1,9 @@
 // Issue 17's figures for the files family, each as a ratio against its raw baseline in the same run:
 // - list_files ×1000 (ignore cache on, and cleared before every call as the code before it did)
 //   vs a plain Node loop walking the same tree;
-// - search_files (ripgrep) collecting ~640,000 matches vs raw `rg --json` with the same flags;
+// - search_files (ripgrep) collecting ~640,000 matches vs raw `rg --json` with the same flags, with
+//   ripgrep confined by the shell family's Landlock wrapper (the CLI's sessions) and unconfined with
+//   every shown line verified (a session without the shell family);
 // - a capped (default 100 matches) search_files vs raw `rg --json`, and that five runs and both
 //   engines give the same answer;
 // - edit_file of one line in a 100,000-line file vs a raw read + replace + write + fsync.
@@ -30,6 +32,9 @@ const ONLY = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefi
 const part = (name) => ONLY === undefined || ONLY === name;
 const core = await import(path.join(REPO, "packages/core/dist/index.js"));
 const files = await import(path.join(REPO, "packages/files/dist/index.js"));
+// With the shell family, ripgrep runs confined by its Landlock wrapper (as in every CLI session);
+// with the files family alone, unconfined, and every line shown is read again and checked.
+const shell = await import(path.join(REPO, "packages/shell/dist/index.js"));
 const rg = await files.locateRipgrep();
 if (!rg) throw new Error("no ripgrep found: the benchmark needs one");
 
@@ -144,10 +149,17 @@ if (part("list")) {
   await s.close();
 }
 
+/** Whether a session's searches run ripgrep confined (what `toolbelt doctor` says as files/search-sandbox). */
+function confinement(session) {
+  const spec = session.wrap({ file: rg.path, args: [], cwd: corpus, env: {} }, "search");
+  return spec.confined ? "confined" : `unconfined: ${spec.unconfinedReason ?? "no wrapper"}`;
+}
+
 // 2. Collecting every match, and 3. the default cap.
 // The engine is forced through TOOLBELT_SEARCH_ENGINE, read at every search (config keys move).
-async function sessionFor(engine, limits = {}) {
-  const s = await core.createSession({ root: corpus, plugins: [files.family], config: { limits } });
+async function sessionFor(engine, limits = {}, { confined = true } = {}) {
+  const plugins = confined ? [files.family, shell.family] : [files.family];
+  const s = await core.createSession({ root: corpus, plugins, config: { limits } });
   return {
     call(tool, input) {
       process.env.TOOLBELT_SEARCH_ENGINE = engine;
@@ -157,6 +169,7 @@ async function sessionFor(engine, limits = {}) {
       process.env.TOOLBELT_SEARCH_ENGINE = engine;
       return s.callWithText(tool, input);
     },
+    wrap: (spec, purpose) => s.wrapCommand(spec, purpose),
     close: () => s.close(),
   };
 }
@@ -167,11 +180,29 @@ if (part("search")) {
     () => all.call("search_files", { query: "common" }),
   );
   rows.push([
-    `search_files (ripgrep), every match collected (${p.lastB.matches} matches)`,
+    `search_files (ripgrep, ${confinement(all)}), every match collected (${p.lastB.matches} matches)`,
     `raw rg --json ${ms(p.a)}`,
     ms(p.b),
     `${p.ratio.toFixed(2)}x`,
   ]);
+  // The same without the shell family: ripgrep unconfined, the 640,000 lines shown read again.
+  const verified = await sessionFor(
+    "ripgrep",
+    { fileSearchMaxMatches: 1_000_000, fileSearchMaxBytes: 1 << 30 },
+    { confined: false },
+  );
+  const v = await pair(
+    () => runRg("common", corpus),
+    () => verified.call("search_files", { query: "common" }),
+  );
+  rows.push([
+    `search_files (ripgrep, unconfined: shown lines verified), every match collected (${v.lastB.matches})`,
+    `raw rg --json ${ms(v.a)}`,
+    ms(v.b),
+    `${v.ratio.toFixed(2)}x`,
+  ]);
+  if (JSON.stringify(v.lastB.entries) !== JSON.stringify(p.lastB.entries))
+    console.log("Collect-all: the verified answer DIFFERS from the confined one.\n");
   // The same search when the caller also wants the model-facing text (MCP, HTTP, `run --format text`):
   // rendering 640,000 match rows is a cost of its own, paid only when someone reads them.
   const t = await pair(
@@ -179,7 +210,7 @@ if (part("search")) {
     () => all.callWithText("search_files", { query: "common" }).then((o) => o.payload),
   );
   rows.push([
-    "search_files (ripgrep), every match collected, text rendered too",
+    `search_files (ripgrep, ${confinement(all)}), every match collected, text rendered too`,
     `raw rg --json ${ms(t.a)}`,
     ms(t.b),
     `${t.ratio.toFixed(2)}x`,
@@ -210,11 +241,24 @@ if (part("search")) {
     () => capped.call("search_files", { query: "common" }),
   );
   rows.push([
-    `search_files (ripgrep), capped at 100, deterministic`,
+    `search_files (ripgrep, ${confinement(capped)}), capped at 100, deterministic`,
     `raw rg --json ${ms(c.a)}`,
     ms(c.b),
     `${c.ratio.toFixed(2)}x`,
   ]);
+  const cappedVerified = await sessionFor("ripgrep", {}, { confined: false });
+  const cv = await pair(
+    () => runRg("common", corpus),
+    () => cappedVerified.call("search_files", { query: "common" }),
+  );
+  rows.push([
+    `search_files (ripgrep, unconfined: shown lines verified), capped at 100`,
+    `raw rg --json ${ms(cv.a)}`,
+    ms(cv.b),
+    `${cv.ratio.toFixed(2)}x`,
+  ]);
+  await cappedVerified.close();
+  await verified.close();
   const js = await sessionFor("js");
   const j = await pair(
     () => runRg("common", corpus),

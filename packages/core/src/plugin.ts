@@ -1,5 +1,6 @@
 import type { ToolbeltConfig } from "./config.js";
 import type { Contributions } from "./contributions.js";
+import type { CommandWrapper } from "./launch.js";
 import type { Session } from "./session.js";
 import type { AnyTool } from "./tool.js";
 import type { TrustInfo } from "./trust.js";
@@ -26,6 +27,11 @@ export interface DoctorContext {
   config: ToolbeltConfig;
   /** Whether the project may run code or loosen policy (absent: not trusted). */
   trust?: TrustInfo;
+  /**
+   * The wrappers a session at `root` would pass processes through (session.wrapCommand), so a family
+   * can say how its processes would run (whether searches run confined). Absent: no session's.
+   */
+  wrapCommand?: CommandWrapper;
 }
 
 export interface Plugin {

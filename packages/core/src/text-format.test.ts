@@ -215,6 +215,24 @@ describe("parseToolText on the mouaif profile's text (no # Kind:)", () => {
     });
   });
 
+  it("reads # Changed: the lines a search dropped because they changed while it ran", () => {
+    const text = [
+      "# Kind: search_results",
+      "# Query: secret",
+      "# Path: .",
+      "# Files: 1",
+      "# Matches: 1",
+      "# Changed: 2 lines (changed during the search; not shown)",
+      "",
+      "d/",
+      "  f.txt",
+      "    1: inside",
+    ].join("\n");
+    const parsed = parseToolText(text);
+    expect(parsed).toMatchObject({ kind: "search_results", changed: 2, totals: { files: 1, matches: 1 } });
+    expect(parseToolText(text.replace(/\n# Changed[^\n]*/, "")).changed).toBeUndefined();
+  });
+
   it("keeps the reversible escape of names", () => {
     const parsed = parseToolText("# Listing: **\n# Count: 1\n\nodd\\nname.txt");
     expect(parsed.entries?.[0]?.path).toBe("odd\nname.txt");

@@ -203,6 +203,8 @@ export interface ParsedToolText {
   capDetail?: string;
   /** `# Skipped: N files (...)`: files a search left out. */
   skipped?: number;
+  /** `# Changed: N lines (...)`: lines a search dropped because they changed while it ran. */
+  changed?: number;
   error?: { code: string; message: string };
 }
 
@@ -346,6 +348,8 @@ export function parseToolText(text: string): ParsedToolText {
     }
     const skipped = /^(\d+)\b/.exec(headers.Skipped ?? "");
     if (skipped) result.skipped = Number(skipped[1]);
+    const changed = /^(\d+)\b/.exec(headers.Changed ?? "");
+    if (changed) result.changed = Number(changed[1]);
   }
   return result;
 }

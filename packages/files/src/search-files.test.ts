@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
 import { locateRipgrep } from "./search/engine.js";
-import type { SearchResultsPayload } from "./search-files.js";
+import { type SearchResultsPayload, searchFilesTool } from "./search-files.js";
 
 const rg = await locateRipgrep();
 if (!rg) console.warn("search_files: no ripgrep found; the ripgrep half of the parity tests is skipped");
@@ -313,6 +313,31 @@ describe("search_files text", () => {
       capDetail: "matches / 1048576 chars",
     });
     expect(text).toMatch(/^sub\/$/m);
+  });
+
+  it("states the lines dropped as changed during the search, in both profiles, and reads them back", () => {
+    const payload: SearchResultsPayload = {
+      kind: "search_results",
+      query: "secret",
+      path: ".",
+      engine: "ripgrep",
+      entries: [{ path: "d/f.txt", matches: [{ line: 1, text: "inside" }] }],
+      files: 1,
+      matches: 1,
+      capped: false,
+      max_matches: 100,
+      max_chars: 1048576,
+      changed: 3,
+    };
+    const render = (p: SearchResultsPayload) => searchFilesTool.render?.(p) ?? "";
+    for (const p of [payload, { ...payload, profile: "mouaif" as const }]) {
+      const text = render(p);
+      expect(text).toContain("# Changed: 3 lines (changed during the search; not shown)");
+      expect(parseToolText(text)).toMatchObject({ changed: 3, entries: payload.entries });
+    }
+    expect(render({ ...payload, changed: 1 })).toContain("# Changed: 1 line (");
+    const { changed: _changed, ...unchanged } = payload;
+    expect(render(unchanged)).not.toContain("# Changed");
   });
 
   it("writes no body when nothing matches", async () => {

@@ -15,7 +15,13 @@ import { chooseEngine } from "./search/engine.js";
 import { searchWithJs } from "./search/js-search.js";
 import { compileQuery } from "./search/regex.js";
 import { capResults, type EngineResult } from "./search/results.js";
-import { searchWithRipgrep } from "./search/ripgrep.js";
+import {
+  ignoreFilesAbove,
+  type RipgrepCommand,
+  SearchSandboxError,
+  searchWithRipgrep,
+} from "./search/ripgrep.js";
+import { verifyShown } from "./search/verify.js";
 
 export type SearchResultsPayload = {
   kind: "search_results";
@@ -34,6 +40,11 @@ export type SearchResultsPayload = {
   max_chars: number;
   /** Files with matches left out because the allowlist does not admit them. */
   skipped?: number;
+  /**
+   * Lines ripgrep reported that were dropped: read again (ripgrep ran unconfined), they were no
+   * longer that line of that file, which changed during the search (or was swapped for a symlink).
+   */
+  changed?: number;
   /** Set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`. */
   profile?: "mouaif";
 };
@@ -105,9 +116,13 @@ export const searchFilesTool = defineTool({
     // The allowlist is applied while collecting, so files it refuses never take a place in the cap.
     const admit = filter ? (rel: string) => filter([rel])[0] === true : undefined;
     let result: EngineResult;
+    // Whether every ripgrep run was confined by the session's wrapper (the shell family's Landlock);
+    // if not, what the answer shows is read again and checked before it is shown.
+    let verify = false;
     if (choice.engine === "ripgrep") {
-      result = await searchWithRipgrep({
-        rg: choice.rg.path,
+      const rg = choice.rg.path;
+      const search = {
+        rg,
         cwd: ctx.root,
         target: target.rel,
         query: input.query,
@@ -115,7 +130,25 @@ export const searchFilesTool = defineTool({
         maxMatches,
         ...(admit ? { admit } : {}),
         signal: ctx.signal,
-      });
+      };
+      const reads = ignoreFilesAbove(ctx.root);
+      const launch = (args: string[]): RipgrepCommand => {
+        const spec = ctx.session.wrapCommand(
+          { file: rg, args, cwd: ctx.root, env: process.env, reads },
+          "search",
+        );
+        if (spec.confined !== true) verify = true;
+        return spec;
+      };
+      try {
+        result = await searchWithRipgrep({ ...search, launch });
+      } catch (error) {
+        if (!(error instanceof SearchSandboxError)) throw error;
+        // The sandbox would not start (a helper older than this code, Landlock refused after the
+        // probe): ripgrep runs unconfined, and what it shows is checked.
+        verify = true;
+        result = await searchWithRipgrep(search);
+      }
     } else {
       result = await searchWithJs({
         root: ctx.root,
@@ -131,6 +164,13 @@ export const searchFilesTool = defineTool({
     }
     const skipped = result.skipped ?? 0;
     const capped = capResults(result, maxMatches, maxChars);
+    let changed = 0;
+    if (verify) {
+      const checked = verifyShown(capped.files, ctx.root, (abs) => ctx.session.openFileSync(abs));
+      changed = checked.changed;
+      capped.files = checked.files;
+      capped.matchCount -= changed;
+    }
     return {
       kind: "search_results",
       query: input.query,
@@ -145,6 +185,7 @@ export const searchFilesTool = defineTool({
       max_matches: maxMatches,
       max_chars: maxChars,
       ...(skipped ? { skipped } : {}),
+      ...(changed ? { changed } : {}),
       ...(ctx.profile === "mouaif" ? { profile: "mouaif" as const } : {}),
     };
   },
@@ -156,11 +197,15 @@ export const searchFilesTool = defineTool({
       `matches / ${payload.max_chars} chars`,
     );
     const skipped = payload.skipped ? `${payload.skipped} files (not in the allowlist)` : undefined;
+    const changed = payload.changed
+      ? `${payload.changed} ${payload.changed === 1 ? "line" : "lines"} (changed during the search; not shown)`
+      : undefined;
     if (payload.profile === "mouaif") {
       const head = renderText([
         ["Search", payload.query],
         ["Matches", matches],
         ["Skipped", skipped],
+        ["Changed", changed],
       ]);
       const tree = renderTree(payload.entries);
       return tree ? `${head}\n\n${tree}` : head;
@@ -175,6 +220,7 @@ export const searchFilesTool = defineTool({
         ["Files", payload.files],
         ["Matches", matches],
         ["Skipped", skipped],
+        ["Changed", changed],
       ],
       renderTree(payload.entries),
     );

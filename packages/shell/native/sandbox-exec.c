@@ -14,8 +14,15 @@
  *   toolbelt-sandbox [OPTION]... -- PROGRAM [ARG]...
  *     --write PATH      writes (create, delete, rename, truncate, write) only beneath the --write paths
  *     --read PATH       with --confine-reads: reads and execution only beneath --read and --write paths
+ *     --read-nofollow PATH
+ *                       with --confine-reads: reads (files and directory listings, no execution) beneath
+ *                       PATH, which must be a directory reached without any symlink on the way: a name
+ *                       on PATH swapped for a symlink refuses the command instead of granting where it
+ *                       points (exit 125)
  *     --confine-reads
  *     --no-landlock     no Landlock rules (the options below still apply)
+ *     --landlock-only   Landlock rules and nothing else: no private mount or PID namespace (what a
+ *                       read-only command such as a search needs; --ro is refused with it)
  *     --ro PATH         PATH is read-only for the command (a read-only bind mount in a private mount
  *                       namespace; absent paths and symlinks are skipped; best-effort)
  *     --cgroup DIR      the command joins the cgroup DIR (which the caller created and capped)
@@ -148,6 +155,36 @@ static void add_rule(int ruleset, const char *path, uint64_t wanted, uint64_t ha
   close(fd);
 }
 
+/* Adds a rule for PATH opened by open_no_symlinks (below); it must be a directory. */
+static int open_no_symlinks(const char *path);
+static void add_rule_nofollow(int ruleset, const char *path, uint64_t wanted, uint64_t handled) {
+  int fd = open_no_symlinks(path);
+  if (fd < 0) die("cannot open without following symlinks", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) die("cannot stat", path);
+  if (!S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    die("cannot grant reads beneath", path);
+  }
+  /* Where openat2 is refused (old kernels, seccomp), the kernel's own name for the fd must be PATH. */
+  char via[64], real[4096];
+  snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(via, real, sizeof real - 1);
+  if (n >= 0) {
+    real[n] = 0;
+    if (strcmp(real, path) != 0) {
+      errno = ELOOP;
+      die("a symlink is on the way to", path);
+    }
+  }
+  uint64_t allowed = wanted & handled;
+  if (allowed != 0) {
+    struct path_beneath_attr rule = {.allowed_access = allowed, .parent_fd = fd};
+    if (syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0) != 0) die("cannot add rule for", path);
+  }
+  close(fd);
+}
+
 /* ---- the new mount API, pidfds and openat2 (same numbers on every architecture since 5.x) ---- */
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
@@ -193,6 +230,10 @@ static int write_file(const char *path, const char *text) {
 /* An O_PATH fd for PATH that no symlink along the way led to (a swapped symlink must not move the mount). */
 static int open_no_symlinks(const char *path) {
   struct tb_open_how how = {.flags = O_PATH | O_CLOEXEC, .mode = 0, .resolve = TB_RESOLVE_NO_SYMLINKS};
+  if (path[0] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
   int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
   if (fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG)) return fd;
   return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -755,8 +796,9 @@ static int probe_isolation(void) {
 
 static void usage(void) {
   fputs("usage: toolbelt-sandbox --probe | --probe-isolation\n"
-        "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--confine-reads] [--no-landlock]\n"
-        "                        [--ro PATH]... [--cgroup DIR] [--nproc N] [--watch MARK]\n"
+        "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--read-nofollow DIR]... [--confine-reads]\n"
+        "                        [--no-landlock | --landlock-only] [--ro PATH]... [--cgroup DIR] [--nproc N]\n"
+        "                        [--watch MARK]\n"
         "                        [--net-off [--net-via netns|landlock]] -- PROGRAM [ARG]...\n",
         stderr);
   exit(125);
@@ -776,8 +818,10 @@ int main(int argc, char **argv) {
   const char **writes = calloc((size_t)argc, sizeof *writes);
   const char **reads = calloc((size_t)argc, sizeof *reads);
   const char **ros = calloc((size_t)argc, sizeof *ros);
-  if (!writes || !reads || !ros) die("out of memory", NULL);
-  int nwrites = 0, nreads = 0, nros = 0, confine_reads = 0, landlock = 1, net_off = 0, i = 1;
+  const char **strict_reads = calloc((size_t)argc, sizeof *strict_reads);
+  if (!writes || !reads || !ros || !strict_reads) die("out of memory", NULL);
+  int nwrites = 0, nreads = 0, nros = 0, nstrict = 0, confine_reads = 0, landlock = 1, net_off = 0, i = 1;
+  int namespaces = 1;
   const char *cgroup = NULL, *mark = NULL, *net_via = NULL;
   long nproc = 0;
   for (; i < argc; i++) {
@@ -789,6 +833,10 @@ int main(int argc, char **argv) {
       writes[nwrites++] = argv[++i];
     else if (strcmp(argv[i], "--read") == 0 && i + 1 < argc)
       reads[nreads++] = argv[++i];
+    else if (strcmp(argv[i], "--read-nofollow") == 0 && i + 1 < argc)
+      strict_reads[nstrict++] = argv[++i];
+    else if (strcmp(argv[i], "--landlock-only") == 0)
+      namespaces = 0;
     else if (strcmp(argv[i], "--ro") == 0 && i + 1 < argc)
       ros[nros++] = argv[++i];
     else if (strcmp(argv[i], "--cgroup") == 0 && i + 1 < argc)
@@ -809,6 +857,7 @@ int main(int argc, char **argv) {
       usage();
   }
   if (i >= argc) usage();
+  if (!namespaces && nros > 0) usage();
   if (net_via && strcmp(net_via, "netns") != 0 && strcmp(net_via, "landlock") != 0) usage();
 
   int abi = landlock || net_off ? landlock_abi() : 0;
@@ -831,7 +880,7 @@ int main(int argc, char **argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
   int own_userns = 0, mounts = 0;
-  if (nros > 0 || landlock) {
+  if (namespaces && (nros > 0 || landlock)) {
     const char *why = NULL;
     /* Best-effort: where namespaces are not allowed the caller's probe says so (doctor, results). */
     if (private_mounts(&own_userns, &why) == 0) {
@@ -883,6 +932,7 @@ int main(int argc, char **argv) {
     if (ruleset < 0) die("cannot create the Landlock ruleset", NULL);
     for (int w = 0; w < nwrites; w++) add_rule(ruleset, writes[w], handled, handled);
     for (int r = 0; r < nreads; r++) add_rule(ruleset, reads[r], FS_READ_RIGHTS, handled);
+    for (int r = 0; r < nstrict; r++) add_rule_nofollow(ruleset, strict_reads[r], FS_READ_FILE | FS_READ_DIR, handled);
 
     /* Required for an unprivileged restrict_self, and it keeps setuid binaries from lifting the rules. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);

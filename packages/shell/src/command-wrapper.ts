@@ -4,6 +4,7 @@ import path from "node:path";
 import type { CommandSpec, CommandWrapper, Session } from "@toolbelt/core";
 import { MARK_VARIABLE } from "./environment.js";
 import { planSandbox } from "./sandbox.js";
+import { planSearch } from "./search-sandbox.js";
 import { ShellState } from "./shell-state.js";
 
 /**
@@ -35,6 +36,7 @@ function serverHome(spec: CommandSpec): string[] {
 
 export function sandboxWrapper(session: Session): CommandWrapper {
   return (spec: CommandSpec, purpose): CommandSpec => {
+    if (purpose === "search") return searchCommand(session, spec);
     if (purpose !== "language-server") return spec;
     const state = ShellState.of(session);
     const mark = state.nextMark();
@@ -45,4 +47,17 @@ export function sandboxWrapper(session: Session): CommandWrapper {
     if (!helper) return { ...spec, env };
     return { file: helper, args: [...rules, spec.file, ...spec.args], cwd: spec.cwd, env };
   };
+}
+
+/**
+ * A search process (ripgrep, for the files family) under Landlock: reads beneath the root only (plus
+ * the ignore files above it that the caller lists, and its own binary), no writes, so a name swapped
+ * for a symlink to outside resolves to a file the kernel refuses. Marked `confined` only then; else
+ * the reason is passed on and the caller verifies what it shows instead.
+ */
+function searchCommand(session: Session, spec: CommandSpec): CommandSpec {
+  const plan = planSearch(session.config, spec);
+  if (!plan.confined) return { ...spec, unconfinedReason: plan.reason };
+  const [helper, ...rules] = plan.prefix;
+  return { ...spec, file: helper as string, args: [...rules, spec.file, ...spec.args], confined: true };
 }

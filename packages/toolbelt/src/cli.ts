@@ -3,6 +3,7 @@ import path from "node:path";
 import {
   addTrustedProject,
   type ClientInfo,
+  type CommandWrapper,
   definePlugin,
   describeHooks,
   errorPayload,
@@ -103,13 +104,19 @@ interface CommonArgs {
 }
 
 /**
- * The families one `run` loads. A language server is started through the shell family's sandbox
- * wrapper (session.hooks.wrapCommand): without the shell family an lsp tool would run it unwrapped.
+ * The families one `run` loads. A language server, and ripgrep for search_files, are started through
+ * the shell family's sandbox wrapper (session.hooks.wrapCommand): without the shell family an lsp tool
+ * would run the server unwrapped, and a search would run ripgrep unconfined (its answer then checked
+ * line by line instead).
  */
-function familiesFor(family: FamilyName | undefined, interactive: boolean): FamilyName[] | undefined {
+function familiesFor(
+  family: FamilyName | undefined,
+  interactive: boolean,
+  tool?: string,
+): FamilyName[] | undefined {
   if (!family) return undefined;
   const out = new Set<FamilyName>([family]);
-  if (family === "lsp") out.add("shell");
+  if (family === "lsp" || tool === "search_files") out.add("shell");
   if (interactive) out.add("ui");
   return [...out];
 }
@@ -285,7 +292,7 @@ async function runCommand(args: RunArgs): Promise<number> {
   // are asked there; headless runs have no client that can ask.
   const interactive = args.interactive ?? (process.stdin.isTTY === true && args.input !== "-" && !piped);
   const client = interactive ? (await import("@toolbelt/ui")).terminalClient() : undefined;
-  const session = await openSession(args, familiesFor(family, interactive), client);
+  const session = await openSession(args, familiesFor(family, interactive, args.tool), client);
   // A person at a terminal sees a command's output as it comes (stderr: stdout stays one payload).
   if (process.stderr.isTTY) session.on("shell_output", (e) => process.stderr.write(e.data));
   try {
@@ -549,6 +556,18 @@ async function doctorCommand(args: {
     ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
   });
   const plugins = await loadFamilies();
+  // The wrappers a session here would start processes through (the shell family's sandbox), from a
+  // session of the families a `run search_files` loads: families say how their processes would run.
+  const wrapping = await createToolbelt({
+    root,
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+    families: familiesFor("files", false, "search_files") ?? [],
+    allow: [],
+  }).catch(() => undefined);
+  const wrapCommand: CommandWrapper | undefined = wrapping
+    ? (spec, purpose) => wrapping.wrapCommand(spec, purpose)
+    : undefined;
   const report: Array<{ family: string; name: string; status: string; detail: string }> = [
     { family: "core", name: "node", status: "ok", detail: process.version },
     { family: "core", name: "toolbelt", status: "ok", detail: version() },
@@ -569,7 +588,12 @@ async function doctorCommand(args: {
   for (const plugin of plugins) {
     if (!plugin.doctor) continue;
     try {
-      for (const check of await plugin.doctor({ root, config, trust }))
+      for (const check of await plugin.doctor({
+        root,
+        config,
+        trust,
+        ...(wrapCommand ? { wrapCommand } : {}),
+      }))
         report.push({ family: plugin.name, ...check });
     } catch (error) {
       report.push({
@@ -580,6 +604,7 @@ async function doctorCommand(args: {
       });
     }
   }
+  await wrapping?.close();
   if (args.format === "json") writeLine(report);
   else
     for (const r of report)

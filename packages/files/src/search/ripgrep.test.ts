@@ -171,3 +171,53 @@ describe("ripgrep plain output read the same as --json", () => {
     }
   });
 });
+
+describe("ripgrep's exit 2", () => {
+  it.skipIf(!rg)(
+    "a file it could not read is skipped, whatever its name says; a refused query is EINVAL_INPUT",
+    async () => {
+      const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-exit2-")));
+      writeFileSync(path.join(root, "a.txt"), "hit one\nhit two\n");
+      writeFileSync(path.join(root, "b.txt"), "hit three\n");
+      // Every run also reports an unreadable file (as a file the sandbox refuses is reported) whose
+      // name reads like ripgrep's own regex and glob errors, and exits 2.
+      const wrapper = path.join(root, "..", `${path.basename(root)}-rg.sh`);
+      writeFileSync(
+        wrapper,
+        `#!/bin/sh\n'${rg?.path}' "$@"\necho "rg: ./regex parse error: error parsing glob: Permission denied (os error 13)" >&2\nexit 2\n`,
+        { mode: 0o755 },
+      );
+      const search = (query: string, include?: string) =>
+        searchWithRipgrep({
+          rg: rg?.path as string,
+          launch: (args) => ({ file: wrapper, args }),
+          cwd: root,
+          target: ".",
+          query,
+          ...(include ? { include } : {}),
+          maxMatches: 100,
+        });
+      expect((await search("hit")).files).toEqual([
+        {
+          path: "a.txt",
+          matches: [
+            { line: 1, text: "hit one" },
+            { line: 2, text: "hit two" },
+          ],
+        },
+        { path: "b.txt", matches: [{ line: 1, text: "hit three" }] },
+      ]);
+      expect((await search("hit", "a.*")).files.map((f) => f.path)).toEqual(["a.txt"]);
+      // Refused by ripgrep itself: a parse error, a pattern past its size limit, a bad glob.
+      await expect(search("(")).rejects.toMatchObject({ code: "EINVAL_INPUT", details: { field: "query" } });
+      await expect(search("a{99999}{99999}")).rejects.toMatchObject({
+        code: "EINVAL_INPUT",
+        message: expect.stringMatching(/size limit/),
+      });
+      await expect(search("hit", "a{")).rejects.toMatchObject({
+        code: "EINVAL_INPUT",
+        details: { field: "include" },
+      });
+    },
+  );
+});

@@ -6,8 +6,19 @@ import { ToolbeltError } from "@toolbelt/core";
 import { comparePaths } from "../tree-order.js";
 import { type EngineResult, type FileMatches, type LineMatch, TopFiles } from "./results.js";
 
+/** The process to start for one ripgrep run (the session's wrapper may put it in a sandbox). */
+export type RipgrepCommand = {
+  file: string;
+  args: string[];
+  env?: Record<string, string | undefined>;
+  /** The wrapper confined it (see CommandSpec.confined): a sandbox that fails to start is then told apart. */
+  confined?: true;
+};
+
 export type RipgrepSearch = {
   rg: string;
+  /** Turns ripgrep's arguments into the command to start; default: `rg` itself, unwrapped. */
+  launch?: (args: string[]) => RipgrepCommand;
   /** The root: ripgrep runs there, so override globs and reported paths are root-relative. */
   cwd: string;
   /** Root-relative path to search (`.` for the root). */
@@ -39,6 +50,21 @@ export function ripgrepArgs(search: Pick<RipgrepSearch, "target" | "query" | "in
   if (search.include) args.push("--iglob", search.include);
   args.push("--regexp", search.query, "--", search.target);
   return args;
+}
+
+/** The ignore files ripgrep reads in the search path's every ancestor (walk.ts honours the same). */
+const IGNORE_FILES = [".rgignore", ".ignore", ".gitignore", ".git/info/exclude"];
+
+/**
+ * The ignore files ripgrep may read above `root` (absolute, real): it reads each ancestor's, from the
+ * filesystem root down. A sandbox confining ripgrep to the root grants reading these (those that exist).
+ */
+export function ignoreFilesAbove(root: string): string[] {
+  const out: string[] = [];
+  let dir = path.dirname(root);
+  for (let prev = root; dir !== prev; prev = dir, dir = path.dirname(dir))
+    for (const name of IGNORE_FILES) out.push(path.join(dir, name));
+  return out;
 }
 
 type RgMessage = {
@@ -123,6 +149,30 @@ type LineSink = {
 /** Bytes of an oversized line's start handed to `oversized` (room for the path before it). */
 const OVERSIZED_HEAD = 64 * 1024;
 
+/** The sandbox helper around ripgrep could not set it up (it exits 125; ripgrep itself never does). */
+export class SearchSandboxError extends Error {
+  override name = "SearchSandboxError";
+}
+
+/** Exit code of the sandbox helper when it could not set the command up. */
+const SANDBOX_SETUP_FAILED = 125;
+
+/** Starts one ripgrep run through `search.launch`. */
+function startRipgrep(search: RipgrepSearch, args: string[]) {
+  const command = search.launch ? search.launch(args) : { file: search.rg, args };
+  const child = spawn(command.file, command.args, {
+    cwd: search.cwd,
+    ...(command.env ? { env: command.env } : {}),
+    stdio: ["ignore", "pipe", "pipe"],
+    signal: search.signal,
+  });
+  return { child, confined: command.confined === true };
+}
+
+function sandboxFailed(confined: boolean, code: number | null, stderr: string): boolean {
+  return confined && code === SANDBOX_SETUP_FAILED && /toolbelt-sandbox/.test(stderr);
+}
+
 /**
  * Spawns ripgrep and splits its stdout into lines without copying those that arrive whole in one
  * chunk. Resolves with the exit code and the start of stderr, whatever the code: callers word errors.
@@ -134,11 +184,7 @@ function runRipgrep(
   maxLine: number,
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(search.rg, args, {
-      cwd: search.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      signal: search.signal,
-    });
+    const { child, confined } = startRipgrep(search, args);
     let stderr = "";
     let partial: Buffer[] = [];
     let partialBytes = 0;
@@ -183,7 +229,11 @@ function runRipgrep(
       if ((error as Error).name === "AbortError") reject(error);
       else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
     });
-    child.on("close", (code) => resolve({ code, stderr }));
+    child.on("close", (code) => {
+      if (sandboxFailed(confined, code, stderr))
+        reject(new SearchSandboxError(`the search sandbox did not start: ${stderr.trim().slice(0, 500)}`));
+      else resolve({ code, stderr });
+    });
   });
 }
 
@@ -235,28 +285,69 @@ async function jsonPass(search: RipgrepSearch, args: string[], top: TopFiles): P
     }
   };
   const { code, stderr } = await runRipgrep(search, args, { line }, MAX_JSON_LINE);
-  checkExit(search, code, stderr, top.result().files.length === 0);
+  await checkExit(search, code, stderr);
 }
 
-/** Turns ripgrep's exit into the error a caller can act on; exit 0, 1 and other 2s pass. */
-function checkExit(search: RipgrepSearch, code: number | null, stderr: string, nothingKept: boolean): void {
-  if (code === 2 && /regex parse error|error parsing|regex could not be compiled/i.test(stderr)) {
-    throw new ToolbeltError(
-      "EINVAL_INPUT",
-      `invalid regex ${JSON.stringify(search.query)}: ${stderr.trim()}`,
-      {
-        details: { field: "query" },
-      },
-    );
-  }
-  if (code === 2 && /glob|--iglob/i.test(stderr) && nothingKept) {
-    throw new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${stderr.trim()}`, {
-      details: { field: "include" },
-    });
-  }
+/**
+ * Turns ripgrep's exit into the error a caller can act on. Exit 2 is also what a file ripgrep could
+ * not read gives (permission denied: a file the sandbox refuses, a name swapped for a symlink): such
+ * a file is just skipped. Whether the 2 came from the query instead is asked of ripgrep itself, on
+ * empty input, never read from this run's stderr, where file names (anyone's) are printed too.
+ */
+async function checkExit(search: RipgrepSearch, code: number | null, stderr: string): Promise<void> {
+  if (code === 2) await checkQuery(search);
   if (code !== 0 && code !== 1 && code !== 2) {
     throw new ToolbeltError("EINTERNAL", `ripgrep exited with ${code}: ${stderr.trim().slice(0, 500)}`);
   }
+}
+
+const checkedQueries = new WeakMap<RipgrepSearch, Promise<void>>();
+
+/** Throws EINVAL_INPUT when ripgrep refuses the query or the include glob (asked once per search). */
+function checkQuery(search: RipgrepSearch): Promise<void> {
+  let checked = checkedQueries.get(search);
+  if (!checked) {
+    checked = (async () => {
+      const regex = await ripgrepOnEmptyInput(search, ["--regexp", search.query]);
+      if (regex.code === 2)
+        throw new ToolbeltError(
+          "EINVAL_INPUT",
+          `invalid regex ${JSON.stringify(search.query)}: ${regex.stderr.trim()}`,
+          { details: { field: "query" } },
+        );
+      if (search.include === undefined) return;
+      const glob = await ripgrepOnEmptyInput(search, ["--iglob", search.include, "--regexp", "x"]);
+      if (glob.code === 2)
+        throw new ToolbeltError("EINVAL_INPUT", `invalid include glob: ${glob.stderr.trim()}`, {
+          details: { field: "include" },
+        });
+    })();
+    checkedQueries.set(search, checked);
+  }
+  return checked;
+}
+
+/** ripgrep with `args` over empty standard input: exit 2 means the arguments themselves are refused. */
+function ripgrepOnEmptyInput(
+  search: RipgrepSearch,
+  args: string[],
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(search.rg, ["--no-config", ...args, "-"], {
+      cwd: search.cwd,
+      stdio: ["ignore", "ignore", "pipe"],
+      signal: search.signal,
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error) => {
+      if ((error as Error).name === "AbortError") reject(error);
+      else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
+    });
+    child.on("close", (code) => resolve({ code, stderr }));
+  });
 }
 
 /**
@@ -373,8 +464,8 @@ async function plainPass(
     currentName = entry ? Buffer.from(head.subarray(0, nul)) : undefined;
   };
   const { code, stderr } = await runRipgrep(search, args, { line, oversized }, PLAIN_LINE_MAX);
-  if (surprise || (code === 2 && /regex|glob/i.test(stderr))) return undefined;
-  checkExit(search, code, stderr, false);
+  if (surprise) return undefined;
+  await checkExit(search, code, stderr);
   const files: FileMatches[] = [];
   const redo: Counted[] = [];
   for (const entry of seen.values()) {
@@ -425,16 +516,12 @@ type Counted = { printed: string; rel: string; count: number };
  * any byte may be in a name). Undefined when the listing is too large or a name is not UTF-8
  * (it could not be passed back as an argument): the caller then runs one full JSON pass.
  */
-function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
+async function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
   const args = ripgrepArgs(search).map((a) => (a === "--json" ? "--count" : a));
   // --with-filename: a single file's count is printed without its name otherwise.
   args.splice(args.indexOf("--count") + 1, 0, "--null", "--with-filename");
-  return new Promise((resolve, reject) => {
-    const child = spawn(search.rg, args, {
-      cwd: search.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      signal: search.signal,
-    });
+  const run = await new Promise<{ code: number | null; out: Buffer | undefined }>((resolve, reject) => {
+    const { child, confined } = startRipgrep(search, args);
     const chunks: Buffer[] = [];
     let bytes = 0;
     let tooLarge = false;
@@ -454,31 +541,36 @@ function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> {
       else reject(new ToolbeltError("EUNAVAILABLE", `ripgrep failed to start: ${error.message}`));
     });
     child.on("close", (code) => {
-      // Exit 1: nothing matched. Errors (a bad regex or glob, exit 2) are left to the JSON pass,
-      // which words them.
-      if (code === 1 && !tooLarge) return resolve([]);
-      if (tooLarge || code !== 0) return resolve(undefined);
-      const out = Buffer.concat(chunks);
-      const counted: Counted[] = [];
-      let at = 0;
-      while (at < out.length) {
-        const nul = out.indexOf(0, at);
-        const nl = nul === -1 ? -1 : out.indexOf(10, nul);
-        // Not the shape asked for: trust nothing of it and read everything as JSON instead.
-        if (nul === -1 || nl === -1) return resolve(undefined);
-        const name = out.subarray(at, nul);
-        const printed = name.toString("utf8");
-        if (!Buffer.from(printed, "utf8").equals(name)) return resolve(undefined);
-        counted.push({
-          printed,
-          rel: normalisePath(printed),
-          count: Number(out.toString("latin1", nul + 1, nl)),
-        });
-        at = nl + 1;
-      }
-      resolve(counted);
+      if (sandboxFailed(confined, code, stderr))
+        return reject(
+          new SearchSandboxError(`the search sandbox did not start: ${stderr.trim().slice(0, 500)}`),
+        );
+      resolve({ code, out: tooLarge ? undefined : Buffer.concat(chunks) });
     });
   });
+  // Exit 1: nothing matched. Exit 2: the query is refused (thrown here), or files could not be read
+  // (they are skipped; the counts of the others hold). Anything else: the JSON pass says what.
+  if (run.code === 2) await checkQuery(search);
+  const out = run.out;
+  if (!out || (run.code !== 0 && run.code !== 1 && run.code !== 2)) return undefined;
+  const counted: Counted[] = [];
+  let at = 0;
+  while (at < out.length) {
+    const nul = out.indexOf(0, at);
+    const nl = nul === -1 ? -1 : out.indexOf(10, nul);
+    // Not the shape asked for: trust nothing of it and read everything as JSON instead.
+    if (nul === -1 || nl === -1) return undefined;
+    const name = out.subarray(at, nul);
+    const printed = name.toString("utf8");
+    if (!Buffer.from(printed, "utf8").equals(name)) return undefined;
+    counted.push({
+      printed,
+      rel: normalisePath(printed),
+      count: Number(out.toString("latin1", nul + 1, nl)),
+    });
+    at = nl + 1;
+  }
+  return counted;
 }
 
 /**
