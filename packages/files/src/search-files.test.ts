@@ -1,7 +1,14 @@
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, type Payload, parseConfig, parseToolText, type Session } from "@toolbelt/core";
+import {
+  createSession,
+  definePlugin,
+  type Payload,
+  parseConfig,
+  parseToolText,
+  type Session,
+} from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
@@ -426,5 +433,47 @@ describe("search_files under an allowlist", () => {
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("search_files when the search sandbox does not start", () => {
+  it.skipIf(!rg)("runs ripgrep again unconfined and answers, its lines checked", async () => {
+    const tree = await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-nosandbox-"));
+    await writeTree(tree, { "a.txt": "needle one\nhay\nneedle two\n" });
+    const helper = path.join(os.tmpdir(), `${path.basename(tree)}-helper.sh`);
+    await fs.writeFile(
+      helper,
+      "#!/bin/sh\necho 'toolbelt-sandbox: cannot enforce the Landlock ruleset' >&2\nexit 125\n",
+      {
+        mode: 0o755,
+      },
+    );
+    // A wrapper that claims to confine every search but whose helper fails to set up.
+    const failing = definePlugin({
+      name: "failing-sandbox",
+      tools: [],
+      setup(session) {
+        session.hooks.wrapCommand.add((spec, purpose) =>
+          purpose === "search" ? { ...spec, file: helper, args: spec.args, confined: true } : spec,
+        );
+      },
+    });
+    const s = await createSession({
+      root: tree,
+      plugins: [family, failing],
+      config: parseConfig({ tools: { search: { engine: "ripgrep" } } }, "config", [filesConfig]),
+    });
+    const out = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+    await s.close();
+    expect(out.entries).toEqual([
+      {
+        path: "a.txt",
+        matches: [
+          { line: 1, text: "needle one" },
+          { line: 3, text: "needle two" },
+        ],
+      },
+    ]);
+    expect(out.changed).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { locateRipgrep } from "./engine.js";
 import { searchWithJs } from "./js-search.js";
 import { compileQuery } from "./regex.js";
-import { ripgrepArgs, searchWithRipgrep } from "./ripgrep.js";
+import { ripgrepArgs, SearchSandboxError, searchWithRipgrep } from "./ripgrep.js";
 
 const rg = await locateRipgrep();
 if (!rg) console.warn("ripgrep match decoding: no ripgrep found; skipped");
@@ -218,6 +218,36 @@ describe("ripgrep's exit 2", () => {
         code: "EINVAL_INPUT",
         details: { field: "include" },
       });
+    },
+  );
+});
+
+describe("a sandbox that does not start", () => {
+  it.skipIf(!rg)(
+    "is told apart from ripgrep's own exits (the caller then runs ripgrep unconfined and checks)",
+    async () => {
+      const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-nosandbox-")));
+      writeFileSync(path.join(root, "a.txt"), "hit\n");
+      const helper = path.join(root, "..", `${path.basename(root)}-helper.sh`);
+      writeFileSync(
+        helper,
+        "#!/bin/sh\necho 'toolbelt-sandbox: cannot enforce the Landlock ruleset' >&2\nexit 125\n",
+        {
+          mode: 0o755,
+        },
+      );
+      const search = (confined: boolean) =>
+        searchWithRipgrep({
+          rg: rg?.path as string,
+          launch: (args) => ({ file: helper, args, ...(confined ? { confined: true as const } : {}) }),
+          cwd: root,
+          target: ".",
+          query: "hit",
+          maxMatches: 100,
+        });
+      await expect(search(true)).rejects.toBeInstanceOf(SearchSandboxError);
+      // Not a confined launch: an exit 125 is just an exit ripgrep does not give, an internal error.
+      await expect(search(false)).rejects.toMatchObject({ code: "EINTERNAL" });
     },
   );
 });
