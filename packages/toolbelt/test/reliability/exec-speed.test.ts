@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, jsonLines, mcpCall, REPO, tempRoot } from "../cli-harness.js";
+import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
 // The per-call fast paths of `exec` (issue 17): small reads opened, checked and read synchronously,
 // one realpath for paths with no symlink, call events built without zod. What they must not change:
@@ -21,40 +22,6 @@ function project(name: string): { root: string; outside: string } {
   writeFileSync(path.join(root, "d", "f.txt"), "inside\n");
   writeFileSync(path.join(outside, "f.txt"), "OUTSIDE SECRET\n");
   return { root, outside };
-}
-
-// A Node loop of atomic renames: `d/f.txt` becomes a symlink to the outside file and back, and the
-// directory `d` becomes a symlink to the outside directory and back, as fast as it can.
-const FLIPPER = `
-const fs = require("node:fs");
-const [root, outside] = process.argv.slice(1);
-const p = (...a) => require("node:path").join(root, ...a);
-fs.symlinkSync(outside + "/f.txt", p("d", "evil"));
-fs.symlinkSync(outside, p("dlink"));
-process.stdout.write("flipping\\n");
-let n = 0;
-for (;;) {
-  fs.renameSync(p("d", "f.txt"), p("d", "real"));
-  fs.renameSync(p("d", "evil"), p("d", "f.txt"));
-  fs.renameSync(p("d", "f.txt"), p("d", "evil"));
-  fs.renameSync(p("d", "real"), p("d", "f.txt"));
-  fs.renameSync(p("d"), p("dhold"));
-  fs.renameSync(p("dlink"), p("d"));
-  fs.renameSync(p("d"), p("dlink"));
-  fs.renameSync(p("dhold"), p("d"));
-  if (++n % 1000 === 0) fs.writeFileSync(p("..", "flips"), String(n));
-}
-`;
-
-function startFlipper(root: string, outside: string): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", FLIPPER, root, outside], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout.once("data", () => resolve(child));
-    child.once("exit", (code) => reject(new Error(`flipper exited ${code}`)));
-    child.on("error", reject);
-  });
 }
 
 /** One `exec` session over all `lines` at once; every stdout line parsed. */
@@ -86,15 +53,15 @@ describe.skipIf(process.platform !== "linux")("the synchronous read path under a
       // Distinct windows, so the read ledger answers content (not file_unchanged) each time.
       input: { path: "d/f.txt", offset: 1 + (i % 600), limit: 1 },
     }));
-    const flip = await startFlipper(root, outside);
+    const counter = path.join(root, "..", "flips");
+    const flip = await startFlipper({ root, outside, flips: counter });
     let answers: Array<Record<string, unknown>>;
     try {
       answers = await exec(root, calls);
     } finally {
-      flip.kill("SIGKILL");
-      await new Promise((r) => flip.once("close", r));
+      await stopFlipper(flip);
     }
-    const flips = Number(readFileSync(path.join(root, "..", "flips"), "utf8"));
+    const flips = flipRounds(counter);
     const tally = { ok: 0, leaked: 0, refused: {} as Record<string, number> };
     for (const a of answers) {
       const result = a.result as Record<string, unknown>;

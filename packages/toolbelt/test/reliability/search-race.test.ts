@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, cli, jsonLines, tempRoot } from "../cli-harness.js";
+import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
 // The ripgrep engine under a swap race (security): a process inside the checkout swaps `d/f.txt`
 // and the directory `d` for symlinks to a directory outside the root, as fast as it can, while an
@@ -38,44 +38,6 @@ function project(name: string): { root: string; outside: string } {
   return { root, outside };
 }
 
-// The flipper of exec-speed.test.ts (its round count written atomically): atomic renames make `d/f.txt` a symlink to the outside file and
-// back, and the directory `d` a symlink to the outside directory and back, as fast as they go.
-const FLIPPER = `
-const fs = require("node:fs");
-const [root, outside] = process.argv.slice(1);
-const p = (...a) => require("node:path").join(root, ...a);
-fs.symlinkSync(outside + "/f.txt", p("d", "evil"));
-fs.symlinkSync(outside, p("dlink"));
-process.stdout.write("flipping\\n");
-let n = 0;
-for (;;) {
-  fs.renameSync(p("d", "f.txt"), p("d", "real"));
-  fs.renameSync(p("d", "evil"), p("d", "f.txt"));
-  fs.renameSync(p("d", "f.txt"), p("d", "evil"));
-  fs.renameSync(p("d", "real"), p("d", "f.txt"));
-  fs.renameSync(p("d"), p("dhold"));
-  fs.renameSync(p("dlink"), p("d"));
-  fs.renameSync(p("d"), p("dlink"));
-  fs.renameSync(p("dhold"), p("d"));
-  // Written aside and renamed: a SIGKILL mid-write must not leave the count empty.
-  if (++n % 100 === 0) {
-    fs.writeFileSync(p("..", "flips.tmp"), String(n));
-    fs.renameSync(p("..", "flips.tmp"), p("..", "flips"));
-  }
-}
-`;
-
-function startFlipper(root: string, outside: string): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", FLIPPER, root, outside], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout.once("data", () => resolve(child));
-    child.once("exit", (code) => reject(new Error(`flipper exited ${code}`)));
-    child.on("error", reject);
-  });
-}
-
 const ENV = { TOOLBELT_SEARCH_ENGINE: "ripgrep", TOOLBELT_TEST_STALE_OK: process.env.TOOLBELT_TEST_STALE_OK };
 
 type Tally = {
@@ -96,7 +58,8 @@ async function race(name: string, extra: string[]): Promise<{ tally: Tally; flip
     // The root and the flipped directory itself, for a word every inside and outside line holds.
     input: { query: "SECRET|inside|text", path: i % 2 === 0 ? "." : "d" },
   }));
-  const flip = await startFlipper(root, outside);
+  const counter = path.join(root, "..", "flips");
+  const flip = await startFlipper({ root, outside, flips: counter });
   let stdout: string;
   try {
     const input = `${calls.map((c) => JSON.stringify(c)).join("\n")}\n`;
@@ -105,10 +68,9 @@ async function race(name: string, extra: string[]): Promise<{ tally: Tally; flip
     expect([0, 1], r.stderr).toContain(r.code);
     stdout = r.stdout;
   } finally {
-    flip.kill("SIGKILL");
-    await new Promise((r) => flip.once("close", r));
+    await stopFlipper(flip);
   }
-  const flips = Number(readFileSync(path.join(root, "..", "flips"), "utf8"));
+  const flips = flipRounds(counter);
   const answers = jsonLines(stdout);
   expect(answers.map((a) => a.id)).toEqual(calls.map((c) => c.id));
   const tally: Tally = { answered: 0, withTop: 0, leaked: 0, changed: 0, refused: {} };

@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, cli, jsonLines, tempRoot } from "../cli-harness.js";
+import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
 // The JS walk (list_files, list_dir, search_files on the JS engine) under a process in the checkout
 // that swaps names for symlinks pointing outside, or a file for a FIFO, as fast as it can. Each
@@ -31,50 +32,6 @@ function project(name: string): { root: string; outside: string; flips: string }
   return { root, outside, flips: path.join(base, name, "flips") };
 }
 
-// exec-speed.test.ts's loop of atomic renames: `d/f.txt` becomes a symlink to the outside file and
-// back, and the directory `d` a symlink to the outside directory and back. With `fifo`, `d/f.txt` is
-// also swapped for a FIFO nobody writes to (an open of it for reading blocks until a writer comes).
-const FLIPPER = `
-const fs = require("node:fs");
-const path = require("node:path");
-const [root, outside, flips, fifo] = process.argv.slice(1);
-const p = (...a) => path.join(root, ...a);
-fs.symlinkSync(outside + "/f.txt", p("d", "evil"));
-fs.symlinkSync(outside, p("dlink"));
-if (fifo) require("node:child_process").execFileSync("mkfifo", [p("d", "pipe")]);
-process.stdout.write("flipping\\n");
-let n = 0;
-for (;;) {
-  fs.renameSync(p("d", "f.txt"), p("d", "real"));
-  fs.renameSync(p("d", "evil"), p("d", "f.txt"));
-  fs.renameSync(p("d", "f.txt"), p("d", "evil"));
-  if (fifo) {
-    fs.renameSync(p("d", "pipe"), p("d", "f.txt"));
-    fs.renameSync(p("d", "f.txt"), p("d", "pipe"));
-  }
-  fs.renameSync(p("d", "real"), p("d", "f.txt"));
-  fs.renameSync(p("d"), p("dhold"));
-  fs.renameSync(p("dlink"), p("d"));
-  fs.renameSync(p("d"), p("dlink"));
-  fs.renameSync(p("dhold"), p("d"));
-  if (++n % 100 === 0) {
-    fs.writeFileSync(flips + ".tmp", String(n));
-    fs.renameSync(flips + ".tmp", flips);
-  }
-}
-`;
-
-function startFlipper(root: string, outside: string, flips: string, fifo: boolean): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", FLIPPER, root, outside, flips, fifo ? "1" : ""], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout.once("data", () => resolve(child));
-    child.once("exit", (code) => reject(new Error(`flipper exited ${code}`)));
-    child.on("error", reject);
-  });
-}
-
 const SEARCHES = 300;
 
 /** 300 JS-engine searches (of the root and of `d`), 100 list_files and 100 list_dir, interleaved. */
@@ -92,18 +49,16 @@ function calls(): Array<{ id: string; tool: string; input: Record<string, unknow
   return out;
 }
 
-const roundsIn = (flips: string) => (existsSync(flips) ? Number(readFileSync(flips, "utf8")) : 0);
-
 async function race(name: string, fifo: boolean) {
   const { root, outside, flips } = project(name);
   const sent = calls();
-  const flip = await startFlipper(root, outside, flips, fifo);
+  const flip = await startFlipper({ root, outside, flips, fifo });
   let answers: Array<Record<string, unknown>>;
   let first = 0;
   try {
     // The session starts once the flipper is in its loop.
-    await expect.poll(() => roundsIn(flips), { timeout: 60_000 }).toBeGreaterThanOrEqual(100);
-    first = roundsIn(flips);
+    await expect.poll(() => flipRounds(flips), { timeout: 60_000 }).toBeGreaterThanOrEqual(100);
+    first = flipRounds(flips);
     const input = `${sent.map((c) => JSON.stringify(c)).join("\n")}\n`;
     // The timeout is the failure bound of a hang (a FIFO opened for reading blocks the thread).
     const r = await cli(["exec", "--root", root], {
@@ -115,11 +70,10 @@ async function race(name: string, fifo: boolean) {
     expect([0, 1], r.stderr).toContain(r.code);
     answers = jsonLines(r.stdout);
   } finally {
-    flip.kill("SIGKILL");
-    await new Promise((r) => flip.once("close", r));
+    await stopFlipper(flip);
   }
   // Rounds flipped while the session ran (counted in hundreds).
-  const rounds = roundsIn(flips) - first;
+  const rounds = flipRounds(flips) - first;
   const tally = {
     leaked: 0,
     outsideNames: 0,
