@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { ToolbeltError } from "./errors.js";
 import { PathResolver } from "./paths.js";
 import { openForReadSync } from "./safe-open.js";
@@ -125,27 +126,58 @@ function readOpen(fd: number, shown: string, opened: string, maxBytes: number): 
     throw new ToolbeltError("EINVAL_INPUT", `${shown} is ${kindOf(st)}, not a regular file`, {
       details: { path: shown, reason: "not_regular" satisfies BoundedReadRefusal },
     });
-  // One byte past the bound tells a file that is larger (or grew since the fstat) from one that fits.
-  // The buffer starts at the size fstat gave and grows only while the file keeps giving bytes.
+  const read = readDescriptorBounded(fd, maxBytes, st.size);
+  const truncated = read.length > maxBytes;
+  return {
+    bytes: truncated ? read.subarray(0, maxBytes) : read,
+    size: st.size,
+    truncated,
+    path: opened,
+  };
+}
+
+/**
+ * Reads an open descriptor from offset 0 until its end or `maxBytes + 1` bytes, whichever comes
+ * first: more than `maxBytes` bytes back means the file is larger than the bound (or grew since it
+ * was measured). The buffer starts at `sizeHint` (an fstat's size) and grows only while the file
+ * keeps giving bytes, so a file that lies about its size costs no more than the bound. The caller
+ * checks the file type first (a FIFO would give bytes for as long as its writer writes).
+ */
+export function readDescriptorBounded(fd: number, maxBytes: number, sizeHint = 0): Buffer {
   const limit = maxBytes + 1;
-  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(st.size + 1, limit)));
+  let buffer: Buffer = Buffer.allocUnsafe(Math.max(1, Math.min(sizeHint + 1, limit)));
   let filled = 0;
   for (;;) {
     if (filled === buffer.length) {
       if (buffer.length >= limit) break;
-      const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, limit));
-      buffer.copy(larger, 0, 0, filled);
-      buffer = larger;
+      buffer = grown(buffer, filled, limit);
     }
     const got = readSync(fd, buffer, filled, buffer.length - filled, filled);
     if (got === 0) break;
     filled += got;
   }
-  const truncated = filled > maxBytes;
-  return {
-    bytes: buffer.subarray(0, Math.min(filled, maxBytes)),
-    size: st.size,
-    truncated,
-    path: opened,
-  };
+  return buffer.subarray(0, filled);
+}
+
+/** readDescriptorBounded for a FileHandle. */
+export async function readHandleBounded(handle: FileHandle, maxBytes: number, sizeHint = 0): Promise<Buffer> {
+  const limit = maxBytes + 1;
+  let buffer: Buffer = Buffer.allocUnsafe(Math.max(1, Math.min(sizeHint + 1, limit)));
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) {
+      if (buffer.length >= limit) break;
+      buffer = grown(buffer, filled, limit);
+    }
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+function grown(buffer: Buffer, filled: number, limit: number): Buffer {
+  const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, limit));
+  buffer.copy(larger, 0, 0, filled);
+  return larger;
 }

@@ -1,5 +1,6 @@
 import { type Dirent, lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { readHandleBounded } from "./bounded-read.js";
 import {
   type Checkpoint,
   CheckpointStore,
@@ -219,16 +220,8 @@ export class SessionCheckpoints {
       const max = this.config.maxFileBytes;
       if (st.size > max) return "too_large";
       // Read by the descriptor up to one byte past the limit: the file may grow after the stat.
-      const buf = Buffer.allocUnsafe(Math.min(st.size, max) + 1);
-      let filled = 0;
-      for (;;) {
-        if (filled === buf.length) return "too_large";
-        const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-        if (filled > max) return "too_large";
-      }
-      return new Uint8Array(buf.buffer, buf.byteOffset, filled);
+      const bytes = await readHandleBounded(handle, max, st.size);
+      return bytes.length > max ? "too_large" : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
     } finally {
       await handle.close();
     }

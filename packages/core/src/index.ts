@@ -15,7 +15,9 @@ export {
   type BoundedReadOptions,
   type BoundedReadRefusal,
   MAX_CONFIG_BYTES,
+  readDescriptorBounded,
   readFileInRoot,
+  readHandleBounded,
   readRegularFile,
 } from "./bounded-read.js";
 export {

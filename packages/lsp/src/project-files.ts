@@ -5,13 +5,19 @@ import {
   fstatSync,
   openSync,
   readlinkSync,
-  readSync,
   realpathSync,
   type Stats,
   statSync,
 } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { openForRead, PathResolver, type ResolvedPath, ToolbeltError } from "@toolbelt/core";
+import {
+  openForRead,
+  PathResolver,
+  type ResolvedPath,
+  readDescriptorBounded,
+  readHandleBounded,
+  ToolbeltError,
+} from "@toolbelt/core";
 
 /**
  * How the lsp family reads a project file: only when its real path is inside the root, through core's
@@ -112,39 +118,6 @@ function openCheckedSync(abs: string, root: string): number {
 /** A file's text as read: `complete` is false when only its first `max` bytes were taken. */
 export type FileText = { text: string; stat: Stats; complete: boolean };
 
-const CHUNK = 64 * 1024;
-
-/** Reads at most `max + 1` bytes (one more than allowed says the file is larger). */
-function readBounded(read: (buffer: Buffer, offset: number, length: number) => number, max: number): Buffer {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    const want = Math.min(CHUNK, max + 1 - total);
-    if (want <= 0) break;
-    const buffer = Buffer.allocUnsafe(want);
-    const n = read(buffer, 0, want);
-    if (n <= 0) break;
-    chunks.push(n === want ? buffer : buffer.subarray(0, n));
-    total += n;
-  }
-  return Buffer.concat(chunks, total);
-}
-
-async function readBoundedAsync(handle: FileHandle, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    const want = Math.min(CHUNK, max + 1 - total);
-    if (want <= 0) break;
-    const buffer = Buffer.allocUnsafe(want);
-    const { bytesRead } = await handle.read(buffer, 0, want, null);
-    if (bytesRead <= 0) break;
-    chunks.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
-    total += bytesRead;
-  }
-  return Buffer.concat(chunks, total);
-}
-
 function notRegular(rel: string): ToolbeltError {
   return new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`, { details: { path: rel } });
 }
@@ -170,7 +143,7 @@ export async function readOpenFile(
   const stat = await handle.stat();
   if (!stat.isFile()) throw notRegular(rel);
   if (stat.size > max && !options.prefix) throw tooLarge(rel, stat.size, max);
-  const bytes = await readBoundedAsync(handle, max);
+  const bytes = await readHandleBounded(handle, max, stat.size);
   // It may have grown since the stat: what was read decides.
   if (bytes.length > max) {
     if (!options.prefix) throw tooLarge(rel, bytes.length, max);
@@ -204,10 +177,7 @@ export function readProjectFileSync(files: ProjectFiles, abs: string): string | 
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size > files.maxBytes) return undefined;
-    const bytes = readBounded(
-      (buffer, offset, length) => readSync(fd, buffer, offset, length, null),
-      files.maxBytes,
-    );
+    const bytes = readDescriptorBounded(fd, files.maxBytes, stat.size);
     if (bytes.length > files.maxBytes) return undefined;
     return bytes.toString("utf8");
   } finally {
