@@ -1,4 +1,33 @@
 #!/usr/bin/env node
+"use strict";
 // The `toolbelt` command. It exists before the first build (npm links bins at install time, before
-// the prepare step builds dist/), and hands over to the built CLI.
-import "../dist/bin.js";
+// the prepare step builds dist/), and hands over to the built CLI. It is CommonJS (bin/package.json):
+// an ES module entry costs a cold start the set-up of Node's ES module loader, which a one-shot
+// `run` of a files-family tool (dist/oneshot-gate.cjs decides) never needs.
+const argv = process.argv.slice(2);
+let gate;
+if (argv[0] === "run") {
+  try {
+    gate = require("../dist/oneshot-gate.cjs");
+  } catch {
+    gate = undefined; // not built yet, or an older build: the usual path answers
+  }
+}
+if (gate?.oneShotServes(argv)) {
+  // As dist/bin.js: a reader that closes the pipe early is not an error.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on("error", (error) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  gate.runOneShot(argv).then((code) => {
+    if (code === undefined) return usual();
+    process.exitCode = code;
+  });
+} else usual();
+
+function usual() {
+  // dist/bin.js asks the gate again only if it was not asked here.
+  if (gate) globalThis[Symbol.for("toolbelt.oneshot.asked")] = true;
+  return import("../dist/bin.js");
+}

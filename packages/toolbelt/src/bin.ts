@@ -28,7 +28,17 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     argv[0] === "tools" || (argv[0] === "run" && (argv.includes("--help") || argv.includes("-h")))
       ? (await import("./fast-tools.js")).answerFromBuild(argv)
       : undefined;
+  // A plain `run` of a files-family tool with no config anywhere runs from the one-shot bundle,
+  // compiled from the build's code cache (Node 20 caches no ES module).
+  // (bin/toolbelt.js asks before this file loads, and says so.)
+  const asked = (globalThis as Record<symbol, unknown>)[Symbol.for("toolbelt.oneshot.asked")] === true;
+  let oneShot: number | undefined;
+  if (known === undefined && argv[0] === "run" && !asked) {
+    const gate = await import("./oneshot.js");
+    if (gate.oneShotServes(argv)) oneShot = await gate.runOneShot(argv);
+  }
   if (known !== undefined) process.stdout.write(known);
+  else if (oneShot !== undefined) process.exitCode = oneShot;
   else {
     const { main } = await import("./cli.js");
     process.exitCode = await main(argv);

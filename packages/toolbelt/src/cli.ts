@@ -23,9 +23,10 @@ import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "./create.js";
 import { execLineBound, execLines, jsonNestsDeeperThan } from "./exec-lines.js";
 import { type FamilyName, loadFamilies } from "./families.js";
-import { type FastArgs, parseFast } from "./fast-args.js";
+import { type FastArgs, normaliseArgv, parseFast } from "./fast-args.js";
 import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { familyOf, type ManifestSession, manifestSession, toolHelpText, toolsText } from "./manifest.js";
+import { familiesFor } from "./run-families.js";
 
 /** A usage error: exit code 2. */
 class UsageError extends Error {}
@@ -101,24 +102,6 @@ interface CommonArgs {
   model?: string;
   /** --trust / --no-trust; undefined: the user's trust list and TOOLBELT_TRUST decide. */
   trust?: boolean;
-}
-
-/**
- * The families one `run` loads. A language server, and ripgrep for search_files, are started through
- * the shell family's sandbox wrapper (session.hooks.wrapCommand): without the shell family an lsp tool
- * would run the server unwrapped, and a search would run ripgrep unconfined (its answer then checked
- * line by line instead).
- */
-function familiesFor(
-  family: FamilyName | undefined,
-  interactive: boolean,
-  tool?: string,
-): FamilyName[] | undefined {
-  if (!family) return undefined;
-  const out = new Set<FamilyName>([family]);
-  if (family === "lsp" || tool === "search_files") out.add("shell");
-  if (interactive) out.add("ui");
-  return [...out];
 }
 
 const BUILT_IN_PROFILES = ["default", "mewbo", "mouaif"];
@@ -571,6 +554,7 @@ async function doctorCommand(args: {
   const report: Array<{ family: string; name: string; status: string; detail: string }> = [
     { family: "core", name: "node", status: "ok", detail: process.version },
     { family: "core", name: "toolbelt", status: "ok", detail: version() },
+    { family: "core", ...(await import("./oneshot.js")).oneShotCheck() },
     {
       family: "trust",
       name: "project",
@@ -666,14 +650,7 @@ function takeToolHelp(args: string[]): boolean {
 /** Parses argv and runs one command; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = EXIT_OK;
-  // yargs reads a lone "-" as a positional; `--input -` means stdin.
-  const args = argv.flatMap((arg, i) =>
-    arg === "--input" && argv[i + 1] === "-"
-      ? ["--input=-"]
-      : arg === "-" && argv[i - 1] === "--input"
-        ? []
-        : [arg],
-  );
+  const args = normaliseArgv(argv);
   const toolHelp = takeToolHelp(args);
   const fast = parseFast(args);
   if (fast) return runFast(fast, toolHelp).catch(exitCodeOf);

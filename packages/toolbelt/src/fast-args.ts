@@ -64,6 +64,17 @@ export interface FastArgs {
   args: Record<string, unknown> & { root: string };
 }
 
+/** yargs reads a lone "-" as a positional; `--input -` (stdin) is passed on as `--input=-`. */
+export function normaliseArgv(argv: readonly string[]): string[] {
+  return argv.flatMap((arg, i) =>
+    arg === "--input" && argv[i + 1] === "-"
+      ? ["--input=-"]
+      : arg === "-" && argv[i - 1] === "--input"
+        ? []
+        : [arg],
+  );
+}
+
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** The parsed line, or undefined when yargs must read it. */

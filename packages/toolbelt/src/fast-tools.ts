@@ -44,9 +44,9 @@ function packageJsonOf(name: string): string | undefined {
  * bind other tools, so a manifest whose packages differ is not used. A few stats, no hashing: the
  * version is what changes on every release; the sizes catch a rebuild in the workspace.
  */
-export function packageFingerprint(): Record<string, string> {
+export function packageFingerprint(names: readonly string[] = MANIFEST_PACKAGES): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of MANIFEST_PACKAGES) {
+  for (const name of names) {
     try {
       // Located, not resolved through the module loader: locating a package.json is not loading the
       // package, and loader hooks (the tests that prove what a run loads) should not see it as such.
@@ -66,9 +66,12 @@ export function packageFingerprint(): Record<string, string> {
 }
 
 /** Whether the packages installed now are the ones a manifest was made from. */
-export function samePackages(recorded: Record<string, string>): boolean {
-  const now = packageFingerprint();
-  return MANIFEST_PACKAGES.every((name) => now[name] !== "unresolved" && now[name] === recorded[name]);
+export function samePackages(
+  recorded: Record<string, string>,
+  names: readonly string[] = MANIFEST_PACKAGES,
+): boolean {
+  const now = packageFingerprint(names);
+  return names.every((name) => now[name] !== "unresolved" && now[name] === recorded[name]);
 }
 
 /**
@@ -172,7 +175,7 @@ export function isDirectory(root: string): boolean {
 }
 
 /** Whether any file the config loader reads exists (or cannot be checked) for this root. */
-function configExists(root: string, env: NodeJS.ProcessEnv): boolean {
+export function configExists(root: string, env: NodeJS.ProcessEnv): boolean {
   for (const file of configSourceFiles(root, env)) {
     try {
       if (statSync(file, { throwIfNoEntry: false }) !== undefined) return true;

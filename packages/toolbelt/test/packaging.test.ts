@@ -6,6 +6,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, REPO, tempRoot } from "./cli-harness.js";
 
@@ -427,6 +428,32 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     }>;
     return (family: string, name: string) => checks.find((c) => c.family === family && c.name === name);
   };
+
+  // The one-shot bundle finds the installed packages from node_modules/@toolbelt/toolbelt/dist,
+  // matches their fingerprint, and the Node that built it takes its code cache.
+  it("serves a one-shot run from the bundle in the installed tree", async () => {
+    const check = await doctor();
+    expect(check("core", "one-shot run")).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("and its code cache"),
+    });
+    const gate = pathToFileURL(path.join(app, "node_modules/@toolbelt/toolbelt/dist/oneshot.js")).href;
+    const args = ["run", "read_file", "--root", project, "--input", '{"path":"hello.txt"}'];
+    const why = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `console.log(String((await import(${JSON.stringify(gate)})).whyNotOneShot(${JSON.stringify(args)})))`,
+      ],
+      {
+        cwd: app,
+        env: { ...cleanEnv(), TOOLBELT_CONFIG_DIR: tempRoot("tb-packaging-user-"), TOOLBELT_TRUST: "" },
+        encoding: "utf8",
+      },
+    );
+    expect(why.stdout.trim(), why.stderr).toBe("undefined");
+  });
 
   it("finds the bundled ripgrep in the installed tree", async () => {
     const check = await doctor();

@@ -58,8 +58,11 @@ async function traced(
 }
 
 /** The module URLs a CLI run loaded (it must succeed quietly). */
-async function loadedBy(args: string[]): Promise<{ urls: string[]; stdout: string }> {
-  const { urls, result: r } = await traced(args);
+async function loadedBy(
+  args: string[],
+  extra?: NodeJS.ProcessEnv,
+): Promise<{ urls: string[]; stdout: string }> {
+  const { urls, result: r } = await traced(args, extra ? { env: extra } : {});
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   return { urls, stdout: r.stdout };
@@ -219,9 +222,13 @@ function mkdirAndWrite(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
+// A plain `run read_file` with no config runs from the one-shot bundle (oneshot.test.ts); these check
+// the ES module path it falls back to, so they turn the bundle off.
+const NO_BUNDLE = { TOOLBELT_NO_ONESHOT: "1" };
+
 describe("one-shot run", () => {
   it("`run read_file` loads the files family only, without yargs or the TypeScript compiler", async () => {
-    const { urls, stdout } = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}']);
+    const { urls, stdout } = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}'], NO_BUNDLE);
     expect(JSON.parse(stdout)).toMatchObject({ kind: "file_content", path: "a.txt" });
     expect(familiesLoaded(urls)).toEqual(["files"]);
     // zod comes inside core's file: its package (97 modules) is not loaded.
@@ -233,7 +240,7 @@ describe("one-shot run", () => {
       [...new Set(urls.map((u) => /\/(?:@toolbelt|packages)\/(\w+)\/dist\/contrib\.js$/.exec(u)?.[1]))]
         .filter(Boolean)
         .sort();
-    const lean = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}']);
+    const lean = await loadedBy(["run", "read_file", "--input", '{"path":"a.txt"}'], NO_BUNDLE);
     expect(contribsOf(lean.urls)).toEqual(["files"]);
     // A config file (even an empty one) brings every family's keys back, and the payload is the same.
     const dir = tempRoot("tb-startup-empty-");
