@@ -52,10 +52,10 @@ await build({
 });
 
 /** Instructions callgrind counts for one run of argv (the whole process, start to exit). */
-function instructions(argv) {
+function instructions(argv, extra) {
   const r = spawnSync("valgrind", ["--tool=callgrind", "--callgrind-out-file=/dev/null", ...argv], {
     cwd: work,
-    env,
+    env: extra ? { ...env, ...extra } : env,
     encoding: "utf8",
     maxBuffer: 1 << 26,
   });
@@ -65,6 +65,8 @@ function instructions(argv) {
 }
 
 const node = process.execPath;
+const NPM_BIN = path.join(REPO, "packages/toolbelt/bin/toolbelt.js");
+const read = ["run", "read_file", "--input", '{"path":"hello.txt"}'];
 const imp = (file) => [node, "-e", `await import(${JSON.stringify(file)})`];
 const rows = [
   ["node -e ''", [node, "-e", ""]],
@@ -73,9 +75,15 @@ const rows = [
   ["import @toolbelt/core", imp(path.join(REPO, "packages/core/dist/index.js"))],
   ["toolbelt --version", [node, BIN, "--version"]],
   ["toolbelt tools", [node, BIN, "tools"]],
-  ["toolbelt run read_file", [node, BIN, "run", "read_file", "--input", '{"path":"hello.txt"}']],
+  ["toolbelt run read_file (one-shot bundle, npm's CommonJS bin)", [node, NPM_BIN, ...read]],
+  ["toolbelt run read_file (one-shot bundle, dist/bin.js)", [node, BIN, ...read]],
+  [
+    "toolbelt run read_file, usual path (TOOLBELT_NO_ONESHOT=1)",
+    [node, NPM_BIN, ...read],
+    { TOOLBELT_NO_ONESHOT: "1" },
+  ],
 ];
-const counts = rows.map(([, argv]) => instructions(argv));
+const counts = rows.map(([, argv, extra]) => instructions(argv, extra));
 const base = counts[0];
 console.log(`Node ${process.version}; instructions counted by callgrind, one run each (deterministic)\n`);
 console.log(

@@ -67,10 +67,21 @@ async function repeat(n, fn) {
   return out;
 }
 
+// The command npm links: CommonJS, it asks the one-shot gate before any ES module loads.
+const NPM_BIN = fileURLToPath(new URL("../../packages/toolbelt/bin/toolbelt.js", import.meta.url));
+const read = ["run", "read_file", "--input", '{"path":"hello.txt"}'];
+
+// [name, argv, extra environment]
 const oneShot = [
   ["node -e ''", [node, "-e", ""]],
   ["toolbelt --version", [node, BIN, "--version"]],
-  ["toolbelt run read_file", [node, BIN, "run", "read_file", "--input", '{"path":"hello.txt"}']],
+  ["toolbelt run read_file", [node, NPM_BIN, ...read]],
+  ["toolbelt run read_file (dist/bin.js, an ES module entry)", [node, BIN, ...read]],
+  [
+    "toolbelt run read_file, usual path (TOOLBELT_NO_ONESHOT=1)",
+    [node, NPM_BIN, ...read],
+    { TOOLBELT_NO_ONESHOT: "1" },
+  ],
   ["toolbelt tools", [node, BIN, "tools"]],
   ["toolbelt run read_file --help", [node, BIN, "run", "read_file", "--help"]],
   ["toolbelt run no_such_tool (loads every family)", [node, BIN, "run", "no_such_tool", "--input", "{}"]],
@@ -81,9 +92,10 @@ const oneShot = [
 const execOnly = process.env.BENCH_ONLY === "exec";
 const times = oneShot.map(() => []);
 for (let round = 0; round < (execOnly ? 0 : runs); round++)
-  oneShot.forEach(([name, argv], i) => {
+  oneShot.forEach(([name, argv, extra], i) => {
     const okCodes = name.includes("no_such_tool") ? [1] : [0];
-    times[i].push(...timeCommand(argv, { runs: 1, warmup: round === 0 ? 2 : 0, okCodes, cwd: root, env }));
+    const e = extra ? { ...env, ...extra } : env;
+    times[i].push(...timeCommand(argv, { runs: 1, warmup: round === 0 ? 2 : 0, okCodes, cwd: root, env: e }));
   });
 const results = execOnly ? [] : oneShot.map(([name], i) => [name, stats(times[i])]);
 const baseline = execOnly ? 0 : results[0][1].median;

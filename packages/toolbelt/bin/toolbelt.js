@@ -6,7 +6,7 @@
 // `run` of a files-family tool (dist/oneshot-gate.cjs decides) never needs.
 const argv = process.argv.slice(2);
 let gate;
-if (argv[0] === "run") {
+if (argv[0] === "run" && namesAServedTool()) {
   try {
     gate = require("../dist/oneshot-gate.cjs");
   } catch {
@@ -27,7 +27,17 @@ if (gate?.oneShotServes(argv)) {
 } else usual();
 
 function usual() {
-  // dist/bin.js asks the gate again only if it was not asked here.
-  if (gate) globalThis[Symbol.for("toolbelt.oneshot.asked")] = true;
+  // Decided here: dist/bin.js does not ask the gate again.
+  globalThis[Symbol.for("toolbelt.oneshot.asked")] = true;
   return import("../dist/bin.js");
+}
+
+/** Whether a word of the line is a tool the bundle serves (the gate, which parses the line, decides). */
+function namesAServedTool() {
+  try {
+    const { files } = JSON.parse(require("node:fs").readFileSync(`${__dirname}/../dist/oneshot.json`, "utf8"));
+    return Array.isArray(files) && argv.some((word) => files.includes(word));
+  } catch {
+    return false;
+  }
 }

@@ -30,10 +30,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
       : undefined;
   // A plain `run` of a files-family tool with no config anywhere runs from the one-shot bundle,
   // compiled from the build's code cache (Node 20 caches no ES module).
-  // (bin/toolbelt.js asks before this file loads, and says so.)
+  // (bin/toolbelt.js, the command npm links, decides before this file loads, and says so.)
   const asked = (globalThis as Record<symbol, unknown>)[Symbol.for("toolbelt.oneshot.asked")] === true;
   let oneShot: number | undefined;
-  if (known === undefined && argv[0] === "run" && !asked) {
+  if (known === undefined && argv[0] === "run" && !asked && namesAServedTool(argv)) {
     const gate = await import("./oneshot.js");
     if (gate.oneShotServes(argv)) oneShot = await gate.runOneShot(argv);
   }
@@ -42,5 +42,17 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   else {
     const { main } = await import("./cli.js");
     process.exitCode = await main(argv);
+  }
+}
+
+/** Whether a word of the line is a tool the one-shot bundle serves (its gate, which parses the line, decides). */
+function namesAServedTool(words: readonly string[]): boolean {
+  try {
+    const { files } = JSON.parse(readFileSync(new URL("./oneshot.json", import.meta.url), "utf8")) as {
+      files?: unknown;
+    };
+    return Array.isArray(files) && words.some((word) => files.includes(word));
+  } catch {
+    return false;
   }
 }
