@@ -118,6 +118,32 @@ describe("the call events' fast path", () => {
     same({ type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, duration_ms: 1, extra: 1 });
   });
 
+  it("builds tools_bound as zod would, and refuses what zod refuses", () => {
+    same({ type: "tools_bound", bound: ["read_file", "list_dir"], deferred: [], reason: "session started" });
+    same({ reason: "r", deferred: ["x"], bound: [], type: "tools_bound" });
+    same({ type: "tools_bound", bound: [], deferred: [], reason: "r", extra: 1 });
+    const bound = ["a"];
+    const event = same({ type: "tools_bound", bound, deferred: [], reason: "r" });
+    expect(event.type === "tools_bound" && event.bound).not.toBe(bound);
+    const bad: Array<Record<string, unknown>> = [
+      { type: "tools_bound", bound: ["a", 1], deferred: [], reason: "r" },
+      { type: "tools_bound", bound: new Array(2).fill("a", 1), deferred: [], reason: "r" },
+      { type: "tools_bound", bound: "a", deferred: [], reason: "r" },
+      { type: "tools_bound", bound: [], deferred: [], reason: 1 },
+      { type: "tools_bound", bound: [], reason: "r" },
+    ];
+    for (const input of bad) {
+      let zodError: unknown;
+      try {
+        viaZod(input, 0, new Date().toISOString());
+      } catch (error) {
+        zodError = error;
+      }
+      expect(zodError, JSON.stringify(input)).toBeInstanceOf(z.ZodError);
+      expect(() => new EventStream("s", [fake]).emit(input as never)).toThrow((zodError as Error).message);
+    }
+  });
+
   it("copies the result record, so a listener sees what zod would hand it", () => {
     const result = { kind: "x" };
     const event = same({ type: "tool_result", call_id: "c", tool: "t", result, duration_ms: 1 });

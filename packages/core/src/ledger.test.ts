@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type FileFingerprint, ReadLedger } from "./ledger.js";
+import { type FileFingerprint, fingerprintOf, ReadLedger } from "./ledger.js";
 
 const v1: FileFingerprint = { size: 10, mtimeMs: 1, hash: "a" };
 const v2: FileFingerprint = { size: 10, mtimeMs: 1, hash: "b" };
@@ -28,5 +29,37 @@ describe("ReadLedger windows", () => {
     expect(ledger.covers("/f", v2, { start: 1, end: 5 })).toBe(false);
     ledger.record("/f", v2, { start: 3, end: 4 });
     expect(ledger.seenWithin("/f", v2, { start: 1, end: 10 })).toEqual([{ start: 3, end: 4 }]);
+  });
+});
+
+describe("fingerprintOf", () => {
+  const sha1 = (b: Uint8Array) => createHash("sha1").update(b).digest("hex");
+  const stat = { size: 3, mtimeMs: 5 };
+
+  it("hashes the content as it was when read, whatever the caller does to it later", () => {
+    const content = Buffer.from("abc");
+    const fp = fingerprintOf(content, stat);
+    content.fill(0);
+    expect(fp.hash).toBe(sha1(Buffer.from("abc")));
+    expect(JSON.parse(JSON.stringify(fp))).toEqual({ size: 3, mtimeMs: 5, hash: sha1(Buffer.from("abc")) });
+  });
+
+  it("settles a fingerprint's hash when the next one is made, and hashes large contents at once", () => {
+    const first = Buffer.from("first");
+    const a = fingerprintOf(first, stat);
+    const b = fingerprintOf(Buffer.from("second"), stat);
+    first.fill(1);
+    expect(a.hash).toBe(sha1(Buffer.from("first")));
+    expect(b.hash).toBe(sha1(Buffer.from("second")));
+    const big = Buffer.alloc(2 * 1024 * 1024, 7);
+    const c = fingerprintOf(big, { size: big.length, mtimeMs: 1 });
+    expect(Object.getOwnPropertyDescriptor(c, "hash")?.value).toBe(sha1(big));
+  });
+
+  it("tells versions apart by content when size and mtime agree", () => {
+    const ledger = new ReadLedger();
+    ledger.record("/f", fingerprintOf(Buffer.from("one"), stat), { start: 1, end: END });
+    expect(ledger.status("/f", fingerprintOf(Buffer.from("one"), stat))).toBe("current");
+    expect(ledger.status("/f", fingerprintOf(Buffer.from("two"), stat))).toBe("stale");
   });
 });

@@ -1,4 +1,4 @@
-import crypto, { createHash } from "node:crypto";
+import { requireLater } from "./require-later.js";
 
 /** What identifies one version of a file: size and mtime are cheap, the hash catches same-size same-mtime edits. */
 export interface FileFingerprint {
@@ -30,16 +30,53 @@ function merge(windows: LineWindow[]): LineWindow[] {
   return out;
 }
 
-// crypto.hash (Node ≥ 20.12) is the one-shot form of the same digest, without a Hash object per read.
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string })
-  .hash;
+// node:crypto loads with the first hash, not with core (about 3 ms of a one-shot run on Node 20).
+const require = requireLater(() => import.meta.url);
 
 function sha1Hex(content: Uint8Array): string {
-  return oneShotHash ? oneShotHash("sha1", content, "hex") : createHash("sha1").update(content).digest("hex");
+  const crypto = require("node:crypto") as typeof import("node:crypto");
+  // crypto.hash (Node ≥ 20.12) is the one-shot form of the same digest, without a Hash object per read.
+  const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string })
+    .hash;
+  return oneShot ? oneShot("sha1", content, "hex") : crypto.createHash("sha1").update(content).digest("hex");
 }
 
+/** Contents up to this size are hashed when the hash is first compared, not when read. */
+const LAZY_HASH_MAX_BYTES = 1024 * 1024;
+
+/** The one fingerprint whose hash is not computed yet (see {@link fingerprintOf}). */
+let pending: { settle: () => void } | undefined;
+
+/**
+ * The fingerprint of a file version. Its hash is only compared when size and mtime match an earlier
+ * read of the same file, which a session's first read of a file (a one-shot run's only one) never
+ * meets: so the hash of a file up to 1 MiB is computed when first asked for, or when the next
+ * fingerprint is made, whichever comes first. At most one copy of content waits at a time, and the
+ * copy is this function's own, so nothing the caller does to `content` later changes the hash.
+ */
 export function fingerprintOf(content: Uint8Array, stat: { size: number; mtimeMs: number }): FileFingerprint {
-  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: sha1Hex(content) };
+  pending?.settle();
+  if (content.length > LAZY_HASH_MAX_BYTES)
+    return { size: stat.size, mtimeMs: stat.mtimeMs, hash: sha1Hex(content) };
+  let copy: Uint8Array | undefined = Uint8Array.prototype.slice.call(content);
+  let hash: string | undefined;
+  const settle = (): string => {
+    if (hash === undefined) {
+      hash = sha1Hex(copy as Uint8Array);
+      copy = undefined;
+      if (pending === waiting) pending = undefined;
+    }
+    return hash;
+  };
+  const waiting = { settle };
+  pending = waiting;
+  return {
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    get hash() {
+      return settle();
+    },
+  };
 }
 
 function sameVersion(a: FileFingerprint, b: FileFingerprint): boolean {

@@ -1,5 +1,15 @@
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
 import { ToolbeltError } from "./errors.js";
+import { requireLater } from "./require-later.js";
+
+// node:worker_threads loads when a regex first runs, not with core: a run that matches no regex (a
+// one-shot read) does not pay for it.
+const require = requireLater(() => import.meta.url);
+let threads: typeof import("node:worker_threads") | undefined;
+function workerThreads(): typeof import("node:worker_threads") {
+  threads ??= require("node:worker_threads") as typeof import("node:worker_threads");
+  return threads;
+}
 
 /**
  * Regexes from callers run on irregexp (V8's backtracking engine), where a pattern such as `(a+)+$`
@@ -81,6 +91,7 @@ export class BudgetedWorker {
 
   private start(async: boolean): void {
     if (this.worker) return;
+    const { MessageChannel, Worker } = workerThreads();
     const { port1, port2 } = new MessageChannel();
     const flag = new SharedArrayBuffer(4);
     this.ticks = new Int32Array(flag);
@@ -205,7 +216,7 @@ export class BudgetedWorker {
       const deadline = Date.now() + STARTUP_MS;
       while (true) {
         const seen = Atomics.load(ticks, 0);
-        if (receiveMessageOnPort(port)) break;
+        if (workerThreads().receiveMessageOnPort(port)) break;
         const left = deadline - Date.now();
         if (left <= 0 || !this.waitTick(seen, left)) {
           this.stop();
@@ -219,7 +230,7 @@ export class BudgetedWorker {
     const deadline = Date.now() + options.budgetMs;
     while (true) {
       const seen = Atomics.load(ticks, 0);
-      const got = receiveMessageOnPort(port);
+      const got = workerThreads().receiveMessageOnPort(port);
       if (got) {
         const reply = got.message as Reply;
         if (reply.id !== id) continue;

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
@@ -24,6 +23,7 @@ import { PathResolver } from "./paths.js";
 import { checkToolKeys, decide, ruleNote, ruleRefusal, ruleSubjectsFor, toolEnabled } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
+import { randomUUID } from "./random-id.js";
 import { renderPayload } from "./render.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
@@ -465,7 +465,8 @@ export class Session {
     wantText: boolean,
   ): Promise<{ payload: Payload; text?: string }> {
     const callId = options.callId ?? randomUUID();
-    const started = performance.now();
+    // hrtime, not performance.now(): the `performance` global loads node:perf_hooks on first use.
+    const started = process.hrtime.bigint();
     const binding = this.bindings().find((b) => b.name === name);
     this.events.emit({ type: "tool_call", call_id: callId, tool: name, input: input ?? null });
     let payload: Payload;
@@ -492,7 +493,7 @@ export class Session {
       tool: name,
       result: payload,
       ...(text === undefined ? {} : { text }),
-      duration_ms: Math.round(performance.now() - started),
+      duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
     });
     return text === undefined ? { payload } : { payload, text };
   }

@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { promises as fs, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { randomBytes } from "./random-id.js";
 import { DirRef } from "./safe-open.js";
 
 // The atomic writer's temporary files are `.<name>.<pid: 8 hex><random: 8 hex>.tbtmp`, beside the
@@ -136,7 +136,9 @@ async function runJournalSweep(): Promise<number> {
   const jd = journalDir();
   let names: string[];
   try {
-    names = await fs.readdir(jd);
+    // Synchronous: the journal directory holds a few names, and a run that finds none (most) then
+    // starts no thread-pool thread and loads no node:fs/promises for it.
+    names = readdirSync(jd);
   } catch {
     return 0;
   }

@@ -1,4 +1,4 @@
-import { lstat } from "node:fs/promises";
+import { promises as fs } from "node:fs";
 import { ToolbeltError } from "./errors.js";
 
 /** The limits a write's size is held to (see docs/configuration.md, "Write sizes"). */
@@ -33,7 +33,7 @@ export async function checkWriteSize(
     );
   }
   // lstat: the resolver already gave the real path; a leaf symlink is no existing file to grow.
-  const existing = await lstat(target.abs).catch(() => undefined);
+  const existing = await fs.lstat(target.abs).catch(() => undefined);
   const before = existing?.isFile() ? existing.size : 0;
   if (bytes - before <= max) return;
   throw new ToolbeltError(

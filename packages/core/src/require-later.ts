@@ -1,0 +1,15 @@
+import { createRequire } from "node:module";
+
+/**
+ * A CommonJS `require` for the module at `url()`, made on the first call. Modules that load a
+ * dependency only when a call needs it (node:worker_threads for regexes, node:child_process for
+ * ripgrep, picomatch for globs) keep even the making of their `require` out of load time: in the
+ * one-shot bundle, `import.meta.url` finds the package's directory on disk, about a millisecond each.
+ */
+export function requireLater(url: () => string): (id: string) => unknown {
+  let require: NodeJS.Require | undefined;
+  return (id) => {
+    require ??= createRequire(url());
+    return require(id);
+  };
+}
