@@ -13,13 +13,9 @@ if (argv[0] === "run" && namesAServedTool()) {
     gate = undefined; // not built yet, or an older build: the usual path answers
   }
 }
-if (gate?.oneShotServes(argv)) {
-  // As dist/bin.js: a reader that closes the pipe early is not an error.
-  for (const stream of [process.stdout, process.stderr])
-    stream.on("error", (error) => {
-      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw error;
-    });
+if (typeof gate?.quietEpipe === "function" && gate.oneShotServes(argv)) {
+  // As dist/bin.js: a reader that closes the pipe early is not an error (src/stdio.ts).
+  gate.quietEpipe();
   gate.runOneShot(argv).then((code) => {
     if (code === undefined) return usual();
     process.exitCode = code;

@@ -137,6 +137,17 @@ const inputsOf = async (entry, outfile) => Object.keys((await bundle(entry, outf
 const took = (inputs, re) => inputs.find((i) => re.test(i));
 
 const inputs = await inputsOf("oneshot-entry.ts", OUT);
+// ASCII only, so the run reads it as latin1 and V8 keeps it one byte per character: a single
+// character above 0x7f made the whole 800 KB source a UTF-16 string, decoded and scanned at twice
+// the size. esbuild escapes strings, regexes and names (charset "ascii"); what it leaves is in the
+// comments it keeps, where an escape means the same.
+writeFileSync(
+  OUT,
+  readFileSync(OUT, "utf8").replace(
+    /[^\0-\x7f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  ),
+);
 for (const forbidden of [
   /node_modules\/zod\//,
   /\/(edit|shell|lsp|ui|projects|mcp|console)\/dist\/index\.js$/,
@@ -159,7 +170,10 @@ const files = Object.entries(manifest.families)
 // The cache, from a fresh process so it holds what a cold run compiles (and nothing of this one).
 const cacheFile = path.join(DIST, "oneshot.cjs.cache");
 rmSync(cacheFile, { force: true });
-execFileSync(process.execPath, [path.join(PKG, "scripts", "oneshot-cache.mjs")], { stdio: "inherit" });
+// Its stdout is the warm-up calls' answers (the CLI writes them to the descriptor): discarded.
+execFileSync(process.execPath, [path.join(PKG, "scripts", "oneshot-cache.mjs")], {
+  stdio: ["ignore", "ignore", "inherit"],
+});
 
 writeFileSync(
   path.join(DIST, "oneshot.json"),

@@ -1,15 +1,10 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import module from "node:module";
+import { quietEpipe, writeOut } from "./stdio.js";
 
-// A reader that stops early (`toolbelt tools --format names | head -3`) closes the pipe: that is
-// not an error, so the CLI stops quietly instead of printing a stack trace.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
+// A reader that closes the pipe early is not an error (stdio.ts).
+quietEpipe();
 
 // `--version` answers before anything heavy loads: it is what scripts call to probe the install.
 const argv = process.argv.slice(2);
@@ -17,7 +12,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     version: string;
   };
-  process.stdout.write(`${pkg.version}\n`);
+  writeOut(`${pkg.version}\n`);
 } else {
   // Node ≥ 22.1 keeps compiled code on disk between runs (NODE_DISABLE_COMPILE_CACHE=1 turns it off);
   // Node 20, our floor, has no such API and starts as before.
@@ -37,7 +32,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     const gate = await import("./oneshot.js");
     if (gate.oneShotServes(argv)) oneShot = await gate.runOneShot(argv);
   }
-  if (known !== undefined) process.stdout.write(known);
+  if (known !== undefined) writeOut(known);
   else if (oneShot !== undefined) process.exitCode = oneShot;
   else {
     const { main } = await import("./cli.js");

@@ -7,6 +7,7 @@ import {
   normaliseError,
 } from "@toolbelt/core";
 import { resolveSessionConfig } from "./create.js";
+import { writeOut } from "./stdio.js";
 
 export interface CheckpointsArgs {
   action: string;
@@ -71,7 +72,7 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
   });
   const session = await createSession({ root, config, trust, allow: args.allow ?? [] });
   const out = (value: unknown, text: string) =>
-    process.stdout.write(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
+    writeOut(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
   try {
     const checkpoints = session.checkpoints;
     if (args.action === "list") {
@@ -111,7 +112,7 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
     return 0;
   } catch (error) {
     const e = normaliseError(error);
-    if (args.json) process.stdout.write(`${JSON.stringify(e.toPayload())}\n`);
+    if (args.json) writeOut(`${JSON.stringify(e.toPayload())}\n`);
     process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
     return 1;
   } finally {

@@ -27,6 +27,7 @@ import { type FastArgs, normaliseArgv, parseFast } from "./fast-args.js";
 import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { familyOf, type ManifestSession, manifestSession, toolHelpText, toolsText } from "./manifest.js";
 import { familiesFor } from "./run-families.js";
+import { isTerminal, writeOut } from "./stdio.js";
 
 /** A usage error: exit code 2. */
 class UsageError extends Error {}
@@ -36,7 +37,7 @@ const EXIT_TOOL_ERROR = 1;
 const EXIT_USAGE = 2;
 
 function writeLine(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  writeOut(`${JSON.stringify(value)}\n`);
 }
 
 function version(): string {
@@ -239,7 +240,7 @@ function printToolHelp(session: Session, tool: string): number {
 }
 
 function writeToolHelp(tool: string, description: string, schema: unknown): number {
-  process.stdout.write(toolHelpText(tool, description, schema));
+  writeOut(toolHelpText(tool, description, schema));
   return EXIT_OK;
 }
 
@@ -273,17 +274,17 @@ async function runCommand(args: RunArgs): Promise<number> {
   const input = await readInput(args);
   // Interactive mode: with a terminal on stdin (and no input read from it), questions and approvals
   // are asked there; headless runs have no client that can ask.
-  const interactive = args.interactive ?? (process.stdin.isTTY === true && args.input !== "-" && !piped);
+  const interactive = args.interactive ?? (isTerminal(0) && args.input !== "-" && !piped);
   const client = interactive ? (await import("@toolbelt/ui")).terminalClient() : undefined;
   const session = await openSession(args, familiesFor(family, interactive, args.tool), client);
   // A person at a terminal sees a command's output as it comes (stderr: stdout stays one payload).
-  if (process.stderr.isTTY) session.on("shell_output", (e) => process.stderr.write(e.data));
+  if (isTerminal(2)) session.on("shell_output", (e) => process.stderr.write(e.data));
   try {
     let payload: Payload;
     if (args.format === "text") {
       const outcome = await session.callWithText(args.tool, input);
       payload = outcome.payload;
-      process.stdout.write(outcome.text.endsWith("\n") ? outcome.text : `${outcome.text}\n`);
+      writeOut(outcome.text.endsWith("\n") ? outcome.text : `${outcome.text}\n`);
     } else {
       // JSON output: the model-facing text is never rendered (it costs as much as a big search).
       payload = await session.call(args.tool, input);
@@ -374,7 +375,7 @@ function writeAnswer(id: unknown, tool: string | null, result: Payload): Payload
     result = errorPayload("EINTERNAL", `the result cannot be written as JSON: ${(error as Error).message}`);
     text = JSON.stringify({ id, tool, result });
   }
-  process.stdout.write(`${text}\n`);
+  writeOut(`${text}\n`);
   return result;
 }
 
@@ -469,7 +470,7 @@ async function toolsCommand(args: CommonArgs & { format: string }): Promise<numb
 
 /** `toolbelt tools` output, from a live session or the manifest alike. */
 function printTools(format: string, bound: ManifestSession): number {
-  process.stdout.write(toolsText(format, bound));
+  writeOut(toolsText(format, bound));
   return EXIT_OK;
 }
 
@@ -514,7 +515,7 @@ async function serveCommand(
     );
     return EXIT_TOOL_ERROR;
   }
-  process.stdout.write(
+  writeOut(
     `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/#token=${encodeURIComponent(server.token)}\n`,
   );
   if (!["127.0.0.1", "::1", "localhost"].includes(args.host))
@@ -590,9 +591,7 @@ async function doctorCommand(args: {
   }
   await wrapping?.close();
   if (args.format === "json") writeLine(report);
-  else
-    for (const r of report)
-      process.stdout.write(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
+  else for (const r of report) writeOut(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
   return EXIT_OK;
 }
 
@@ -601,7 +600,7 @@ async function trustCommand(args: { dir?: string; list?: boolean; remove?: boole
   if (args.list) {
     if (args.dir !== undefined || args.remove)
       throw new UsageError("--list takes no directory and no --remove");
-    for (const p of listTrustedProjects(store)) process.stdout.write(`${p.path}\n`);
+    for (const p of listTrustedProjects(store)) writeOut(`${p.path}\n`);
     return EXIT_OK;
   }
   const dir = path.resolve(args.dir ?? process.cwd());

@@ -30,12 +30,28 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
  * not require.resolve: setting up the CommonJS resolver was most of what the fingerprint cost a cold
  * start. A layout without node_modules folders (Yarn PnP) finds nothing, and the CLI loads families.
  */
-function packageJsonOf(name: string): string | undefined {
-  for (let dir = HERE; ; dir = path.dirname(dir)) {
+function packageJsonOf(name: string, walks: Map<string, string[]>): string | undefined {
+  for (const dir of scopeDirs(name, walks)) {
     const file = path.join(dir, "node_modules", name, "package.json");
     if (statSync(file, { throwIfNoEntry: false })?.isFile()) return file;
-    if (path.dirname(dir) === dir) return undefined;
   }
+  return undefined;
+}
+
+/** The folders from HERE up whose node_modules has `name`'s scope folder, nearest first (one walk per scope). */
+function scopeDirs(name: string, walks: Map<string, string[]>): string[] {
+  const scope = name.startsWith("@") ? name.slice(0, name.indexOf("/")) : "";
+  let dirs = walks.get(scope);
+  if (!dirs) {
+    dirs = [];
+    for (let dir = HERE; ; dir = path.dirname(dir)) {
+      if (statSync(path.join(dir, "node_modules", scope), { throwIfNoEntry: false })?.isDirectory())
+        dirs.push(dir);
+      if (path.dirname(dir) === dir) break;
+    }
+    walks.set(scope, dirs);
+  }
+  return dirs;
 }
 
 /**
@@ -46,11 +62,12 @@ function packageJsonOf(name: string): string | undefined {
  */
 export function packageFingerprint(names: readonly string[] = MANIFEST_PACKAGES): Record<string, string> {
   const out: Record<string, string> = {};
+  const walks = new Map<string, string[]>();
   for (const name of names) {
     try {
       // Located, not resolved through the module loader: locating a package.json is not loading the
       // package, and loader hooks (the tests that prove what a run loads) should not see it as such.
-      const pkgFile = packageJsonOf(name);
+      const pkgFile = packageJsonOf(name, walks);
       if (!pkgFile) throw new Error(`${name} not found`);
       const { version } = JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: string };
       const dist = path.join(path.dirname(pkgFile), "dist");

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { isatty } from "node:tty";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 import { normaliseArgv, parseFast } from "./fast-args.js";
 import { configExists, MANIFEST_PACKAGES, packageFingerprint, samePackages } from "./fast-tools.js";
 import { familiesFor } from "./run-families.js";
+import { isTerminal } from "./stdio.js";
 
 // The one-shot `run` of a files-family tool (read_file, list_dir…) from dist/oneshot.cjs: the CLI's
 // own code bundled into one CommonJS file, compiled from V8's code cache written at build time
@@ -21,6 +21,8 @@ export const ONESHOT_INDEX = "oneshot.json";
 /** The packages the bundle holds code of: core, the families (their contrib modules) and bridge. */
 export const ONESHOT_PACKAGES = [...MANIFEST_PACKAGES, "@toolbelt/bridge"];
 
+/** For bin/toolbelt.js: its one-shot path installs the same EPIPE handling as dist/bin.js. */
+export { quietEpipe } from "./stdio.js";
 export { familiesFor, packageFingerprint };
 
 /** dist/oneshot.json, written with the bundle. */
@@ -67,7 +69,7 @@ export function whyNotOneShot(
   };
   if (config !== undefined) return "--config";
   // cli.ts asks at a terminal unless --no-interactive: that needs the ui family.
-  if (interactive === true || (interactive === undefined && isatty(0))) return "interactive";
+  if (interactive === true || (interactive === undefined && isTerminal(0))) return "interactive";
   const index = readIndex(dist);
   if (!index) return `no ${ONESHOT_INDEX} in ${dist}`;
   if (!index.files.includes(tool)) return `${tool} is not a files-family tool`;
@@ -97,7 +99,8 @@ export interface LoadedOneShot {
  */
 export function loadOneShot(dist = DIST, options: { cache?: boolean } = {}): LoadedOneShot {
   const file = path.join(dist, ONESHOT_CODE);
-  const source = readFileSync(file, "utf8");
+  // ASCII by construction (scripts/oneshot-bundle.mjs): latin1 skips UTF-8 decoding.
+  const source = readFileSync(file, "latin1");
   let cachedData: Buffer | undefined;
   if (options.cache !== false) {
     try {
@@ -160,7 +163,7 @@ export function oneShotCheck(dist = DIST): { name: string; status: string; detai
   let cachedData: Buffer;
   let source: string;
   try {
-    source = readFileSync(path.join(dist, ONESHOT_CODE), "utf8");
+    source = readFileSync(path.join(dist, ONESHOT_CODE), "latin1");
     cachedData = readFileSync(path.join(dist, ONESHOT_CACHE));
   } catch (error) {
     return { name, status: "unavailable", detail: (error as Error).message };

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -292,5 +292,110 @@ process.exitCode = await loadOneShot().main(process.argv.slice(1));`;
     );
     expect(usual.status).toBe(0);
     expect(existsSync(marker)).toBe(true);
+  });
+});
+
+describe("standard output written through the descriptor (src/stdio.ts)", () => {
+  // 3,000 lines of 80 characters: an answer of ~260 KB, four times what a pipe holds.
+  function bigProject(): string {
+    const root = tempRoot("tb-oneshot-big-");
+    writeFileSync(
+      path.join(root, "big.txt"),
+      Array.from({ length: 3000 }, (_, i) => `${String(i + 1).padStart(6, "0")} ${"x".repeat(73)}`).join(
+        "\n",
+      ),
+    );
+    return root;
+  }
+  const read = ["run", "read_file", "--input", '{"path":"big.txt"}'];
+
+  it("a reader that waits before reading still gets every byte, in order, from either path", async () => {
+    const root = bigProject();
+    // Made first, process.stdout leaves the pipe non-blocking (libuv): the descriptor then refuses a
+    // write a full pipe cannot take (EAGAIN), and the rest must go through the stream.
+    const nonBlocking = path.join(root, "non-blocking.cjs");
+    writeFileSync(nonBlocking, `process.stdout;\nrequire(${JSON.stringify(CJS_BIN)});\n`);
+    const ways: Array<[string, NodeJS.ProcessEnv]> = [
+      [CJS_BIN, {}],
+      [CJS_BIN, { TOOLBELT_NO_ONESHOT: "1" }],
+      [nonBlocking, {}],
+      [nonBlocking, { TOOLBELT_NO_ONESHOT: "1" }],
+    ];
+    for (const [bin, extra] of ways) {
+      const child = spawn(process.execPath, [bin, ...read], {
+        cwd: root,
+        env: { ...process.env, ...env, ...extra },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout.pause();
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      const chunks: Buffer[] = [];
+      child.stdout.on("data", (c: Buffer) => chunks.push(c));
+      child.stdout.resume();
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      expect(code).toBe(0);
+      const out = Buffer.concat(chunks).toString("utf8");
+      expect(out.endsWith("}\n")).toBe(true);
+      const payload = JSON.parse(out) as { kind: string; content: string; end_line: number };
+      expect(payload.kind).toBe("file_content");
+      // The numbered lines read (then, past the byte limit, the note saying where to go on).
+      const lines = payload.content.split("\n").slice(0, payload.end_line);
+      expect(payload.end_line).toBeGreaterThan(2000);
+      lines.forEach((line, i) => expect(line).toContain(`${String(i + 1).padStart(6, "0")} x`));
+    }
+  });
+
+  it("a reader that closes the pipe early ends the run quietly, exit 0", () => {
+    const root = bigProject();
+    for (const extra of ["", "TOOLBELT_NO_ONESHOT=1 "]) {
+      const r = spawnSync(
+        "sh",
+        [
+          "-c",
+          `{ ${extra}"$NODE" "$BIN" ${read.map((a) => `'${a}'`).join(" ")} 2>err.txt; echo $? > rc.txt; } | head -c 10 > /dev/null; cat err.txt rc.txt`,
+        ],
+        {
+          cwd: root,
+          env: { ...process.env, ...env, NODE: process.execPath, BIN: CJS_BIN },
+          encoding: "utf8",
+        },
+      );
+      expect(r.stdout).not.toMatch(/EPIPE|Error|at /);
+      expect(r.stdout.trim()).toBe("0");
+    }
+  });
+});
+
+describe("what a one-shot read loads of Node", () => {
+  it("none of the built-in modules it does not use: crypto, net, tty, streams, perf_hooks, workers, child processes", () => {
+    const root = project();
+    const list = path.join(tempRoot("tb-oneshot-builtins-"), "loaded.txt");
+    const wrapper = path.join(path.dirname(list), "wrapper.cjs");
+    writeFileSync(
+      wrapper,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));\nrequire(${JSON.stringify(CJS_BIN)});\n`,
+    );
+    const r = spawnSync(process.execPath, [wrapper, "run", "read_file", "--input", '{"path":"a.txt"}'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).kind).toBe("file_content");
+    const loaded = readFileSync(list, "utf8").split("\n");
+    // Loaded by the bundle: the read really ran from it.
+    expect(loaded).toContain("NativeModule vm");
+    for (const unused of [
+      "NativeModule crypto",
+      "NativeModule net",
+      "NativeModule tty",
+      "NativeModule stream",
+      "NativeModule perf_hooks",
+      "NativeModule worker_threads",
+      "NativeModule child_process",
+      "NativeModule internal/fs/promises",
+    ])
+      expect(loaded, unused).not.toContain(unused);
   });
 });
