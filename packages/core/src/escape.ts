@@ -14,8 +14,16 @@
  * gives back exactly the original text.
  */
 
-/** Characters never printed raw: controls, format characters, line/paragraph separators, lone surrogates. */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+/**
+ * Characters never printed raw: controls, format characters, line/paragraph separators, lone
+ * surrogates. Made on first use: a Unicode property class costs V8 a few hundred µs to build, which
+ * a run that prints no text (a one-shot read as JSON) need not pay.
+ */
+let unsafe: RegExp | undefined;
+const UNSAFE = (): RegExp => {
+  unsafe ??= /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+  return unsafe;
+};
 
 /** Letters that follow a backslash in an escape. */
 const ESCAPE_LETTERS = new Set(["\\", "n", "r", "t", "x", "u"]);
@@ -44,7 +52,7 @@ export function escapeCodePoint(ch: string): string {
 
 /** Whether `ch` (one code point) is written as an escape. */
 export function isUnsafeChar(ch: string): boolean {
-  return UNSAFE.test(ch);
+  return UNSAFE().test(ch);
 }
 
 /**
@@ -58,7 +66,7 @@ function escapeCodePoints(chars: string[], options: EscapeOptions, force?: (i: n
     const ch = chars[i];
     if (ch === undefined) return false;
     if (force?.(i)) return true;
-    return UNSAFE.test(ch) && !keep.includes(ch);
+    return UNSAFE().test(ch) && !keep.includes(ch);
   };
   let out = "";
   for (let i = 0; i < chars.length; i++) {
@@ -72,8 +80,8 @@ function escapeCodePoints(chars: string[], options: EscapeOptions, force?: (i: n
   return out;
 }
 
-/** Every character `UNSAFE` matches, for the precheck that skips those the caller keeps. */
-const UNSAFE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+/** Every character `UNSAFE` matches, for the precheck that skips those the caller keeps (made on first use). */
+let unsafeAll: RegExp | undefined;
 
 /**
  * Whether `escapeText` would change `text`; false only when the slow path would return it as it is.
@@ -82,11 +90,12 @@ const UNSAFE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 function needsEscape(text: string, keep: string, reversible: boolean): boolean {
   // A backslash may need doubling: left to the slow path, which knows what follows it.
   if (reversible && text.includes("\\")) return true;
-  if (!UNSAFE.test(text)) return false;
+  if (!UNSAFE().test(text)) return false;
   if (!keep) return true;
   // Tabs in source lines are kept: a line whose only unsafe characters are kept is unchanged.
-  UNSAFE_ALL.lastIndex = 0;
-  for (let m = UNSAFE_ALL.exec(text); m; m = UNSAFE_ALL.exec(text)) {
+  unsafeAll ??= /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+  unsafeAll.lastIndex = 0;
+  for (let m = unsafeAll.exec(text); m; m = unsafeAll.exec(text)) {
     if (!keep.includes(m[0])) return true;
   }
   return false;
@@ -178,7 +187,7 @@ export type VisibleText = {
  */
 export function visibleText(text: string, options: Pick<EscapeOptions, "reversible"> = {}): VisibleText {
   const run = new RegExp(` {${SPACE_RUN_MIN},}`);
-  if (!UNSAFE.test(text) && !run.test(text)) return { text, escaped: false };
+  if (!UNSAFE().test(text) && !run.test(text)) return { text, escaped: false };
   const chars = Array.from(text);
   const parts: string[] = [];
   let i = 0;

@@ -102,7 +102,7 @@ const MATCH_ESCAPE = { keep: "\t", reversible: false } as const;
  * but the kept tab and the `\n` between rows (a `\n` inside a text is looked for on its own). A row
  * is `indent line: text`, so no surrogate of a text can pair with a character of another row.
  */
-const ROWS_UNSAFE = /[\x00-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+let rowsUnsafe: RegExp | undefined; // made on first use (see UNSAFE in escape.ts)
 
 /** Match rows `start..end` as lines joined by `\n`: `line: text` (`line- text` for context). */
 function renderRows(matches: TreeMatch[], start: number, end: number, indent: string): string {
@@ -117,7 +117,8 @@ function renderRows(matches: TreeMatch[], start: number, end: number, indent: st
     rows.push(`${indent}${match.line}${match.context ? "-" : ":"} ${match.text}`);
   }
   const raw = rows.join("\n");
-  if (!newline && !ROWS_UNSAFE.test(raw)) return raw;
+  rowsUnsafe ??= /[\x00-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+  if (!newline && !rowsUnsafe.test(raw)) return raw;
   for (let i = start; i < end; i++) {
     const match = matches[i] as TreeMatch;
     rows[i - start] =
