@@ -73,6 +73,17 @@ describe("the call events' fast path", () => {
   // schema's order, extra keys dropped, the result copied), and refuse exactly what zod refuses.
   const viaZod = (input: Record<string, unknown>, seq: number, at: string) =>
     eventSchema.parse({ ...input, v: 1, seq, session: "s", at });
+  /** zod refuses `input`, and emit throws zod's own error for it. */
+  const refusedAsZodDoes = (input: Record<string, unknown>) => {
+    let zodError: unknown;
+    try {
+      viaZod(input, 0, new Date().toISOString());
+    } catch (error) {
+      zodError = error;
+    }
+    expect(zodError, JSON.stringify(input)).toBeInstanceOf(z.ZodError);
+    expect(() => new EventStream("s", [fake]).emit(input as never)).toThrow((zodError as Error).message);
+  };
   const same = (input: Record<string, unknown>) => {
     const stream = new EventStream("s", [fake]);
     const event = stream.emit(input as never);
@@ -132,16 +143,7 @@ describe("the call events' fast path", () => {
       { type: "tools_bound", bound: [], deferred: [], reason: 1 },
       { type: "tools_bound", bound: [], reason: "r" },
     ];
-    for (const input of bad) {
-      let zodError: unknown;
-      try {
-        viaZod(input, 0, new Date().toISOString());
-      } catch (error) {
-        zodError = error;
-      }
-      expect(zodError, JSON.stringify(input)).toBeInstanceOf(z.ZodError);
-      expect(() => new EventStream("s", [fake]).emit(input as never)).toThrow((zodError as Error).message);
-    }
+    for (const input of bad) refusedAsZodDoes(input);
   });
 
   it("copies the result record, so a listener sees what zod would hand it", () => {
@@ -162,16 +164,6 @@ describe("the call events' fast path", () => {
       { type: "tool_result", call_id: "c", tool: "t", result: { kind: "x" }, text: 3, duration_ms: 1 },
       { type: "tool_result", call_id: "c", tool: "t", duration_ms: 1 },
     ];
-    for (const input of bad) {
-      const stream = new EventStream("s", [fake]);
-      let zodError: unknown;
-      try {
-        viaZod(input, 0, new Date().toISOString());
-      } catch (error) {
-        zodError = error;
-      }
-      expect(zodError, JSON.stringify(input)).toBeInstanceOf(z.ZodError);
-      expect(() => stream.emit(input as never)).toThrow((zodError as Error).message);
-    }
+    for (const input of bad) refusedAsZodDoes(input);
   });
 });

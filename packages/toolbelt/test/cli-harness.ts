@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = path.join(REPO, "packages/toolbelt/dist/bin.js");
@@ -215,4 +215,27 @@ export async function mcpCall(
     child.kill("SIGTERM");
     await exited;
   }
+}
+
+/**
+ * Writes a module that registers a resolve hook recording every module a process loads (one URL a
+ * line, appended to the file named by TB_LOADED_LOG): give it to `node --import`. Returns its path.
+ */
+export function writeLoadRecorder(dir: string): string {
+  const hooks = path.join(dir, "hooks.mjs");
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const out = await next(specifier, context);
+  if (process.env.TB_LOADED_LOG) appendFileSync(process.env.TB_LOADED_LOG, out.url + "\\n");
+  return out;
+}\n`,
+  );
+  const register = path.join(dir, "register.mjs");
+  writeFileSync(
+    register,
+    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
+  return register;
 }

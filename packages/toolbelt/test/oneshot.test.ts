@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type CliResult, cli, REPO, tempRoot } from "./cli-harness.js";
+import { assertBuilt, type CliResult, cli, REPO, tempRoot, writeLoadRecorder } from "./cli-harness.js";
 
 // The one-shot bundle (dist/oneshot.cjs, src/oneshot.ts): a plain `run` of a files-family tool
 // with no config anywhere runs from the CLI's own code bundled as CommonJS and compiled from V8's
@@ -25,21 +25,8 @@ beforeAll(() => {
   env = { TOOLBELT_CONFIG_DIR: tempRoot("tb-oneshot-user-"), TOOLBELT_TRUST: "", XDG_CONFIG_HOME: "" };
   const dir = tempRoot("tb-oneshot-hook-");
   logDir = dir;
-  const hooks = path.join(dir, "hooks.mjs");
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from "node:fs";
-export async function resolve(specifier, context, next) {
-  const out = await next(specifier, context);
-  if (process.env.TB_LOADED_LOG) appendFileSync(process.env.TB_LOADED_LOG, out.url + "\\n");
-  return out;
-}\n`,
-  );
-  hook = path.join(dir, "register.mjs");
-  writeFileSync(
-    hook,
-    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-  );
+  hook = writeLoadRecorder(dir);
+
   // A copy of dist inside the package (so the bundle finds the workspace's packages from it) for the
   // tests that change a file of it.
   scratch = path.join(REPO, "packages/toolbelt", `.oneshot-test-${process.pid}`);
@@ -341,7 +328,7 @@ describe("standard output written through the descriptor (src/stdio.ts)", () => 
       // The numbered lines read (then, past the byte limit, the note saying where to go on).
       const lines = payload.content.split("\n").slice(0, payload.end_line);
       expect(payload.end_line).toBeGreaterThan(2000);
-      lines.forEach((line, i) => expect(line).toContain(`${String(i + 1).padStart(6, "0")} x`));
+      for (const [i, line] of lines.entries()) expect(line).toContain(`${String(i + 1).padStart(6, "0")} x`);
     }
   });
 

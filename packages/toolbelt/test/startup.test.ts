@@ -1,8 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type CliResult, cli, tempRoot } from "./cli-harness.js";
+import { assertBuilt, type CliResult, cli, tempRoot, writeLoadRecorder } from "./cli-harness.js";
 
 // Cold start without the cost of what a command does not use: `tools` and `run TOOL --help` answer
 // from the build's manifest, a one-shot `run` loads only the tool's family, and plain command lines
@@ -25,21 +24,7 @@ beforeAll(() => {
   // A resolve hook that records every module the CLI loads (one URL a line).
   const dir = tempRoot("tb-startup-hook-");
   loadedLog = path.join(dir, "loaded.txt");
-  const hooks = path.join(dir, "hooks.mjs");
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from "node:fs";
-export async function resolve(specifier, context, next) {
-  const out = await next(specifier, context);
-  if (process.env.TB_LOADED_LOG) appendFileSync(process.env.TB_LOADED_LOG, out.url + "\\n");
-  return out;
-}\n`,
-  );
-  hook = path.join(dir, "register.mjs");
-  writeFileSync(
-    hook,
-    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-  );
+  hook = writeLoadRecorder(dir);
 });
 
 /** The module URLs a CLI run loaded, with what it printed. */
