@@ -8,7 +8,9 @@ const argv = process.argv.slice(2);
 let gate;
 if (argv[0] === "run" && namesAServedTool()) {
   try {
-    gate = require("../dist/oneshot-gate.cjs");
+    // Compiled from the code cache the build wrote for it (src/oneshot-load.ts), as the bundle is.
+    const { compileCommonJs } = require("../dist/oneshot-load.cjs");
+    gate = compileCommonJs(require("node:path").join(__dirname, "../dist/oneshot-gate.cjs")).exports;
   } catch {
     gate = undefined; // not built yet, or an older build: the usual path answers
   }

@@ -119,6 +119,19 @@ const oneshot = {
   },
 };
 
+// ASCII only, so the run reads each file as latin1 and V8 keeps it one byte per character: a single
+// character above 0x7f made the whole 800 KB bundle a UTF-16 string, decoded and scanned at twice
+// the size. esbuild escapes strings, regexes and names (charset "ascii"); what it leaves is in the
+// comments it keeps, where an escape means the same.
+const asciiOnly = (file) =>
+  writeFileSync(
+    file,
+    readFileSync(file, "utf8").replace(
+      /[^\0-\x7f]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    ),
+  );
+
 const bundle = (entry, outfile) =>
   build({
     entryPoints: [path.join(PKG, "src", entry)],
@@ -137,17 +150,7 @@ const inputsOf = async (entry, outfile) => Object.keys((await bundle(entry, outf
 const took = (inputs, re) => inputs.find((i) => re.test(i));
 
 const inputs = await inputsOf("oneshot-entry.ts", OUT);
-// ASCII only, so the run reads it as latin1 and V8 keeps it one byte per character: a single
-// character above 0x7f made the whole 800 KB source a UTF-16 string, decoded and scanned at twice
-// the size. esbuild escapes strings, regexes and names (charset "ascii"); what it leaves is in the
-// comments it keeps, where an escape means the same.
-writeFileSync(
-  OUT,
-  readFileSync(OUT, "utf8").replace(
-    /[^\0-\x7f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  ),
-);
+asciiOnly(OUT);
 for (const forbidden of [
   /node_modules\/zod\//,
   /\/(edit|shell|lsp|ui|projects|mcp|console)\/dist\/index\.js$/,
@@ -155,7 +158,12 @@ for (const forbidden of [
   if (took(inputs, forbidden)) throw new Error(`the one-shot bundle took in ${took(inputs, forbidden)}`);
 // The gate bin/toolbelt.js asks first: light, no core index (zod) in it.
 const gate = await inputsOf("oneshot.ts", path.join(DIST, "oneshot-gate.cjs"));
+asciiOnly(path.join(DIST, "oneshot-gate.cjs"));
 if (took(gate, /\/core\/dist\/index\.js$/)) throw new Error("the one-shot gate took in core's index");
+// What bin/toolbelt.js compiles the gate with (from the gate's own code cache): node: modules only.
+const loader = await inputsOf("oneshot-load.ts", path.join(DIST, "oneshot-load.cjs"));
+asciiOnly(path.join(DIST, "oneshot-load.cjs"));
+if (loader.length !== 1) throw new Error(`the one-shot loader took in ${loader.join(", ")}`);
 
 // What the bundle serves: the tools the manifest gives the files family that load no other family.
 const manifest = JSON.parse(readFileSync(path.join(DIST, "tool-manifest.json"), "utf8"));
@@ -167,17 +175,21 @@ const files = Object.entries(manifest.families)
   .map(([tool]) => tool)
   .sort();
 
+// Written before the caches: the gate's warm-up reads it.
+writeFileSync(
+  path.join(DIST, "oneshot.json"),
+  `${JSON.stringify({ version: 1, packages: packageFingerprint(ONESHOT_PACKAGES), files })}\n`,
+);
 // The cache, from a fresh process so it holds what a cold run compiles (and nothing of this one).
 const cacheFile = path.join(DIST, "oneshot.cjs.cache");
 rmSync(cacheFile, { force: true });
+rmSync(path.join(DIST, "oneshot-gate.cjs.cache"), { force: true });
 // Its stdout is the warm-up calls' answers (the CLI writes them to the descriptor): discarded.
 execFileSync(process.execPath, [path.join(PKG, "scripts", "oneshot-cache.mjs")], {
   stdio: ["ignore", "ignore", "inherit"],
 });
 
-writeFileSync(
-  path.join(DIST, "oneshot.json"),
-  `${JSON.stringify({ version: 1, packages: packageFingerprint(ONESHOT_PACKAGES), files })}\n`,
-);
 const kb = (f) => `${Math.round(readFileSync(f).length / 1024)} KiB`;
-console.log(`oneshot: ${kb(OUT)} bundle, ${kb(cacheFile)} code cache, ${files.length} files-family tools`);
+console.log(
+  `oneshot: ${kb(OUT)} bundle, ${kb(cacheFile)} code cache (gate: ${kb(`${path.join(DIST, "oneshot-gate.cjs")}.cache`)}), ${files.length} files-family tools`,
+);

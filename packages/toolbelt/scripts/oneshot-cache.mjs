@@ -1,7 +1,9 @@
 // Run by oneshot-bundle.mjs in a fresh process: loads dist/oneshot.cjs with no cache, makes a few
 // one-shot calls of the kind the bundle serves (so what they compile lands in the cache too), then
-// writes V8's code cache for the bundle to dist/oneshot.cjs.cache.
+// writes V8's code cache for the bundle to dist/oneshot.cjs.cache. Then the same for the gate
+// (dist/oneshot-gate.cjs.cache), compiled as bin/toolbelt.js compiles it, asked about a few lines.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -31,8 +33,22 @@ const calls = [
 try {
   for (const [tool, input] of calls)
     await loaded.main(["run", tool, "--root", root, "--input", JSON.stringify(input)]);
+  writeFileSync(path.join(DIST, ONESHOT_CACHE), loaded.script.createCachedData());
+
+  const { compileCommonJs } = createRequire(import.meta.url)(path.join(DIST, "oneshot-load.cjs"));
+  const gateFile = path.join(DIST, "oneshot-gate.cjs");
+  const gate = compileCommonJs(gateFile, { cache: false });
+  for (const line of [
+    ["run", "read_file", "--root", root, "--input", '{"path":"src/a.ts"}'],
+    ["run", "list_dir", "--no-interactive", "--input", "{}"],
+    ["run", "shell", "--input", '{"command":"true"}'],
+    ["run", "read_file", "--help"],
+  ])
+    gate.exports.oneShotServes(line);
+  gate.exports.quietEpipe();
+  gate.exports.loadOneShot(); // what the bin does next, from the cache just written
+  writeFileSync(`${gateFile}.cache`, gate.script.createCachedData());
 } finally {
   process.exitCode = 0;
   rmSync(work, { recursive: true, force: true });
 }
-writeFileSync(path.join(DIST, ONESHOT_CACHE), loaded.script.createCachedData());

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 import { normaliseArgv, parseFast } from "./fast-args.js";
 import { configExists, MANIFEST_PACKAGES, packageFingerprint, samePackages } from "./fast-tools.js";
+import { compileCommonJs, wrapCommonJs } from "./oneshot-load.js";
 import { familiesFor } from "./run-families.js";
 import { isTerminal } from "./stdio.js";
 
@@ -80,11 +80,6 @@ export function whyNotOneShot(
   return undefined;
 }
 
-/** The source V8 compiles: CommonJS's wrapper around the bundle, the same at build and at run time. */
-function wrap(source: string): string {
-  return `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-}
-
 export interface LoadedOneShot {
   main: (argv: string[]) => Promise<number>;
   script: vm.Script;
@@ -94,36 +89,14 @@ export interface LoadedOneShot {
 
 /**
  * Compiles and runs dist/oneshot.cjs as Node would a CommonJS module, with the build's code cache
- * unless `cache: false`. The wrapper is the one the cache was made for: V8 refuses a cache made for
- * a source of another length.
+ * unless `cache: false` (see oneshot-load.ts).
  */
 export function loadOneShot(dist = DIST, options: { cache?: boolean } = {}): LoadedOneShot {
   const file = path.join(dist, ONESHOT_CODE);
-  // ASCII by construction (scripts/oneshot-bundle.mjs): latin1 skips UTF-8 decoding.
-  const source = readFileSync(file, "latin1");
-  let cachedData: Buffer | undefined;
-  if (options.cache !== false) {
-    try {
-      cachedData = readFileSync(path.join(dist, ONESHOT_CACHE));
-    } catch {
-      cachedData = undefined;
-    }
-  }
-  const script = new vm.Script(
-    wrap(source),
-    cachedData ? { filename: file, cachedData } : { filename: file },
-  );
-  const module = { exports: {} as { main?: LoadedOneShot["main"] } };
-  (script.runInThisContext() as (...args: unknown[]) => void)(
-    module.exports,
-    createRequire(file),
-    module,
-    file,
-    dist,
-  );
-  const main = module.exports.main;
+  const { exports, script, cache } = compileCommonJs(file, options);
+  const main = exports.main;
   if (typeof main !== "function") throw new Error(`${file} exports no main`);
-  return { main, script, cache: !cachedData ? "none" : script.cachedDataRejected ? "rejected" : "accepted" };
+  return { main: main as LoadedOneShot["main"], script, cache };
 }
 
 /** Whether the bundle serves this command line (see {@link whyNotOneShot}). */
@@ -169,7 +142,7 @@ export function oneShotCheck(dist = DIST): { name: string; status: string; detai
     return { name, status: "unavailable", detail: (error as Error).message };
   }
   // Compiled, not run: whether V8 takes the cache is known once the script is made.
-  const script = new vm.Script(wrap(source), { filename: path.join(dist, ONESHOT_CODE), cachedData });
+  const script = new vm.Script(wrapCommonJs(source), { filename: path.join(dist, ONESHOT_CODE), cachedData });
   return script.cachedDataRejected
     ? {
         name,

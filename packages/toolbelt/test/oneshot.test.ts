@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -225,6 +226,23 @@ describe("loading the bundle", () => {
     expect(loaded.cache).toBe("rejected");
     expect(typeof loaded.main).toBe("function");
     copyFileSync(path.join(DIST, "oneshot.cjs.cache"), path.join(scratch, "oneshot.cjs.cache"));
+  });
+
+  it("compiles the gate from its own code cache, loaded as bin/toolbelt.js loads it", () => {
+    const require = createRequire(import.meta.url);
+    const { compileCommonJs } = require(
+      path.join(DIST, "oneshot-load.cjs"),
+    ) as typeof import("../src/oneshot-load.js");
+    const gate = compileCommonJs(path.join(DIST, "oneshot-gate.cjs"));
+    expect(gate.cache).toBe("accepted");
+    expect(typeof gate.exports.oneShotServes).toBe("function");
+    // Without one (an older build, a deleted file) it compiles from source and answers the same.
+    const plain = compileCommonJs(path.join(DIST, "oneshot-gate.cjs"), { cache: false });
+    expect(plain.cache).toBe("none");
+    const line = ["run", "shell", "--input", "{}"];
+    expect((plain.exports.whyNotOneShot as (a: string[]) => string)(line)).toBe(
+      (gate.exports.whyNotOneShot as (a: string[]) => string)(line),
+    );
   });
 
   it("declines when the installed packages are not the ones the bundle was built from", async () => {
