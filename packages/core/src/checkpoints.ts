@@ -3,14 +3,11 @@ import path from "node:path";
 import { z } from "zod";
 import { ToolbeltError } from "./errors.js";
 import { randomBytes } from "./random-id.js";
-import { requireLater } from "./require-later.js";
+import { nodeCrypto } from "./require-later.js";
 import { alive, stateDir } from "./temp-files.js";
 
 // node:crypto loads with the first checkpoint, not with core (a one-shot read records none).
-const require = requireLater(() => import.meta.url);
-function createHash(algorithm: string): import("node:crypto").Hash {
-  return (require("node:crypto") as typeof import("node:crypto")).createHash(algorithm);
-}
+const createHash = (algorithm: string) => nodeCrypto().createHash(algorithm);
 
 // Every change a tool makes is recorded here, outside the project and its .git: content-addressed
 // blobs (sha256 of the bytes) and one append-only journal per session. A change is recorded and

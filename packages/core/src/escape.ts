@@ -93,7 +93,7 @@ function needsEscape(text: string, keep: string, reversible: boolean): boolean {
   if (!UNSAFE().test(text)) return false;
   if (!keep) return true;
   // Tabs in source lines are kept: a line whose only unsafe characters are kept is unchanged.
-  unsafeAll ??= /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+  unsafeAll ??= new RegExp(UNSAFE().source, "gu");
   unsafeAll.lastIndex = 0;
   for (let m = unsafeAll.exec(text); m; m = unsafeAll.exec(text)) {
     if (!keep.includes(m[0])) return true;

@@ -207,8 +207,8 @@ function stringsCopy(a: unknown): string[] | undefined {
 }
 
 /**
- * The two events of every call, and the tools_bound every session starts with, built without zod when the input provably passes their schema.
- * Each one validated took ≈ 25 µs, a fifth of a small read's cost. They are built by core's own
+ * The two events of every call, and the tools_bound every session starts with, built without zod
+ * when the input provably passes their schema. Each one validated took ≈ 25 µs, a fifth of a small read's cost. They are built by core's own
  * #call, but `emit` is public, so the checks below are the schema's, not trust in the caller; the
  * object built is the one zod's parse would return (same keys in the schema's order, unknown keys
  * dropped, the result record copied) — events.test.ts compares the two. Anything else (another

@@ -1,4 +1,4 @@
-import { requireLater } from "./require-later.js";
+import { nodeCrypto } from "./require-later.js";
 
 /** What identifies one version of a file: size and mtime are cheap, the hash catches same-size same-mtime edits. */
 export interface FileFingerprint {
@@ -30,11 +30,8 @@ function merge(windows: LineWindow[]): LineWindow[] {
   return out;
 }
 
-// node:crypto loads with the first hash, not with core (about 3 ms of a one-shot run on Node 20).
-const require = requireLater(() => import.meta.url);
-
 function sha1Hex(content: Uint8Array): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
+  const crypto = nodeCrypto();
   // crypto.hash (Node ≥ 20.12) is the one-shot form of the same digest, without a Hash object per read.
   const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string })
     .hash;

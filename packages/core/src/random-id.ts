@@ -1,12 +1,11 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { requireLater } from "./require-later.js";
+import { nodeCrypto } from "./require-later.js";
 
 // Random ids (sessions, calls, temporary names) without loading node:crypto: on Node 20 that is
 // about 3 ms of a one-shot run, for a few random bytes. They come from the kernel's generator
 // (/dev/urandom, the source node:crypto's own generator is seeded from), read a pool at a time;
 // where it cannot be read (no such device, a sandbox that refuses it) node:crypto gives them.
 
-const require = requireLater(() => import.meta.url);
 const POOL_BYTES = 256;
 let pool: Buffer | undefined;
 let used = POOL_BYTES;
@@ -47,7 +46,7 @@ export function randomBytes(n: number): Buffer {
     used += n;
     return out;
   }
-  return (require("node:crypto") as typeof import("node:crypto")).randomBytes(n);
+  return nodeCrypto().randomBytes(n);
 }
 
 /** A version 4 UUID, as crypto.randomUUID() makes. */

@@ -17,15 +17,19 @@ export interface CompiledCommonJs {
 }
 
 /** The source V8 compiles: CommonJS's wrapper around the file. */
-export function wrapCommonJs(source: string): string {
+function wrapCommonJs(source: string): string {
   return `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
 }
 
 /**
  * Compiles and runs `file` (ASCII by construction: read as latin1, which skips UTF-8 decoding) with
- * `<file>.cache` unless `cache: false`. A missing or refused cache only costs the compile.
+ * `<file>.cache` unless `cache: false`. A missing or refused cache only costs the compile. With
+ * `run: false` it is only compiled (whether V8 takes the cache is known then), and exports nothing.
  */
-export function compileCommonJs(file: string, options: { cache?: boolean } = {}): CompiledCommonJs {
+export function compileCommonJs(
+  file: string,
+  options: { cache?: boolean; run?: boolean } = {},
+): CompiledCommonJs {
   const source = readFileSync(file, "latin1");
   let cachedData: Buffer | undefined;
   if (options.cache !== false) {
@@ -40,13 +44,14 @@ export function compileCommonJs(file: string, options: { cache?: boolean } = {})
     cachedData ? { filename: file, cachedData } : { filename: file },
   );
   const module = { exports: {} as Record<string, unknown> };
-  (script.runInThisContext() as (...args: unknown[]) => void)(
-    module.exports,
-    createRequire(file),
-    module,
-    file,
-    path.dirname(file),
-  );
+  if (options.run !== false)
+    (script.runInThisContext() as (...args: unknown[]) => void)(
+      module.exports,
+      createRequire(file),
+      module,
+      file,
+      path.dirname(file),
+    );
   return {
     exports: module.exports,
     script,

@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import vm from "node:vm";
 import { normaliseArgv, parseFast } from "./fast-args.js";
 import { configExists, MANIFEST_PACKAGES, packageFingerprint, samePackages } from "./fast-tools.js";
-import { compileCommonJs, wrapCommonJs } from "./oneshot-load.js";
+import { type CompiledCommonJs, compileCommonJs } from "./oneshot-load.js";
 import { familiesFor } from "./run-families.js";
 import { isTerminal } from "./stdio.js";
 
@@ -80,12 +79,7 @@ export function whyNotOneShot(
   return undefined;
 }
 
-export interface LoadedOneShot {
-  main: (argv: string[]) => Promise<number>;
-  script: vm.Script;
-  /** What V8 did with the code cache: used, refused (another Node or other V8 flags), or none given. */
-  cache: "accepted" | "rejected" | "none";
-}
+export type LoadedOneShot = Omit<CompiledCommonJs, "exports"> & { main: (argv: string[]) => Promise<number> };
 
 /**
  * Compiles and runs dist/oneshot.cjs as Node would a CommonJS module, with the build's code cache
@@ -133,17 +127,16 @@ export function oneShotCheck(dist = DIST): { name: string; status: string; detai
       status: "skipped",
       detail: "the installed toolbelt packages changed since the bundle was built: runs take the usual path",
     };
-  let cachedData: Buffer;
-  let source: string;
+  let cache: CompiledCommonJs["cache"];
   try {
-    source = readFileSync(path.join(dist, ONESHOT_CODE), "latin1");
-    cachedData = readFileSync(path.join(dist, ONESHOT_CACHE));
+    // Compiled, not run: whether V8 takes the cache is known once the script is made.
+    cache = compileCommonJs(path.join(dist, ONESHOT_CODE), { run: false }).cache;
   } catch (error) {
     return { name, status: "unavailable", detail: (error as Error).message };
   }
-  // Compiled, not run: whether V8 takes the cache is known once the script is made.
-  const script = new vm.Script(wrapCommonJs(source), { filename: path.join(dist, ONESHOT_CODE), cachedData });
-  return script.cachedDataRejected
+  if (cache === "none")
+    return { name, status: "unavailable", detail: `no ${ONESHOT_CACHE} beside ${ONESHOT_CODE}` };
+  return cache === "rejected"
     ? {
         name,
         status: "ok",
