@@ -1,13 +1,9 @@
+import { createHash, randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ToolbeltError } from "./errors.js";
-import { randomBytes } from "./random-id.js";
-import { nodeCrypto } from "./require-later.js";
 import { alive, stateDir } from "./temp-files.js";
-
-// node:crypto loads with the first checkpoint, not with core (a one-shot read records none).
-const createHash = (algorithm: string) => nodeCrypto().createHash(algorithm);
 
 // Every change a tool makes is recorded here, outside the project and its .git: content-addressed
 // blobs (sha256 of the bytes) and one append-only journal per session. A change is recorded and

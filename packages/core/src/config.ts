@@ -63,11 +63,6 @@ export const limitsSchema = z.strictObject({
   shellMaxSessions: z.number().int().positive().default(16),
 });
 export type Limits = z.infer<typeof limitsSchema>;
-let limitsDefaults: Limits | undefined;
-function defaultLimits(): Limits {
-  limitsDefaults ??= limitsSchema.parse({});
-  return limitsDefaults;
-}
 
 /** Core's own agent keys; families add theirs (contributions.ts). */
 export const agentSchema = z.strictObject({
@@ -89,9 +84,8 @@ export const configSchema = z.strictObject({
   // Other keys name a tool, family or plugin: only the session knows those, so it checks them once
   // plugins are loaded (checkToolKeys in permissions.ts). `file` covers the files and edit families.
   tools: z.object({ file: permissionEntry.optional() }).catchall(permissionEntry).default({}),
-  // Computed when first needed, not when core loads: a parse at load time came before any caller
-  // could configure zod (the one-shot bundle turns its code generation off).
-  limits: limitsSchema.default(() => ({ ...defaultLimits() })),
+  // A fresh object for each config: no two configs share (and could change) one limits object.
+  limits: limitsSchema.default(() => limitsSchema.parse({})),
   plugins: z.array(z.string()).default([]),
   /** Recording of every change tools make, and the opt-in undo tool (see checkpoints.ts). */
   checkpoints: checkpointsConfigSchema,

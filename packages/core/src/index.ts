@@ -173,7 +173,6 @@ export {
 export { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
-export { requireLater } from "./require-later.js";
 export {
   type CommandPart,
   commandRuleMatches,

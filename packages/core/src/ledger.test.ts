@@ -44,18 +44,6 @@ describe("fingerprintOf", () => {
     expect(JSON.parse(JSON.stringify(fp))).toEqual({ size: 3, mtimeMs: 5, hash: sha1(Buffer.from("abc")) });
   });
 
-  it("settles a fingerprint's hash when the next one is made, and hashes large contents at once", () => {
-    const first = Buffer.from("first");
-    const a = fingerprintOf(first, stat);
-    const b = fingerprintOf(Buffer.from("second"), stat);
-    first.fill(1);
-    expect(a.hash).toBe(sha1(Buffer.from("first")));
-    expect(b.hash).toBe(sha1(Buffer.from("second")));
-    const big = Buffer.alloc(2 * 1024 * 1024, 7);
-    const c = fingerprintOf(big, { size: big.length, mtimeMs: 1 });
-    expect(Object.getOwnPropertyDescriptor(c, "hash")?.value).toBe(sha1(big));
-  });
-
   it("tells versions apart by content when size and mtime agree", () => {
     const ledger = new ReadLedger();
     ledger.record("/f", fingerprintOf(Buffer.from("one"), stat), { start: 1, end: END });

@@ -1,4 +1,4 @@
-import { nodeCrypto } from "./require-later.js";
+import { createHash } from "node:crypto";
 
 /** What identifies one version of a file: size and mtime are cheap, the hash catches same-size same-mtime edits. */
 export interface FileFingerprint {
@@ -30,50 +30,9 @@ function merge(windows: LineWindow[]): LineWindow[] {
   return out;
 }
 
-function sha1Hex(content: Uint8Array): string {
-  const crypto = nodeCrypto();
-  // crypto.hash (Node ≥ 20.12) is the one-shot form of the same digest, without a Hash object per read.
-  const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "hex") => string })
-    .hash;
-  return oneShot ? oneShot("sha1", content, "hex") : crypto.createHash("sha1").update(content).digest("hex");
-}
-
-/** Contents up to this size are hashed when the hash is first compared, not when read. */
-const LAZY_HASH_MAX_BYTES = 1024 * 1024;
-
-/** The one fingerprint whose hash is not computed yet (see {@link fingerprintOf}). */
-let pending: { settle: () => void } | undefined;
-
-/**
- * The fingerprint of a file version. Its hash is only compared when size and mtime match an earlier
- * read of the same file, which a session's first read of a file (a one-shot run's only one) never
- * meets: so the hash of a file up to 1 MiB is computed when first asked for, or when the next
- * fingerprint is made, whichever comes first. At most one copy of content waits at a time, and the
- * copy is this function's own, so nothing the caller does to `content` later changes the hash.
- */
+/** The fingerprint of a file version, hashed as it is read. */
 export function fingerprintOf(content: Uint8Array, stat: { size: number; mtimeMs: number }): FileFingerprint {
-  pending?.settle();
-  if (content.length > LAZY_HASH_MAX_BYTES)
-    return { size: stat.size, mtimeMs: stat.mtimeMs, hash: sha1Hex(content) };
-  let copy: Uint8Array | undefined = Uint8Array.prototype.slice.call(content);
-  let hash: string | undefined;
-  const settle = (): string => {
-    if (hash === undefined) {
-      hash = sha1Hex(copy as Uint8Array);
-      copy = undefined;
-      if (pending === waiting) pending = undefined;
-    }
-    return hash;
-  };
-  const waiting = { settle };
-  pending = waiting;
-  return {
-    size: stat.size,
-    mtimeMs: stat.mtimeMs,
-    get hash() {
-      return settle();
-    },
-  };
+  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: createHash("sha1").update(content).digest("hex") };
 }
 
 function sameVersion(a: FileFingerprint, b: FileFingerprint): boolean {

@@ -1,15 +1,5 @@
-import type { MessagePort, Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { ToolbeltError } from "./errors.js";
-import { requireLater } from "./require-later.js";
-
-// node:worker_threads loads when a regex first runs, not with core: a run that matches no regex (a
-// one-shot read) does not pay for it.
-const require = requireLater(() => import.meta.url);
-let threads: typeof import("node:worker_threads") | undefined;
-function workerThreads(): typeof import("node:worker_threads") {
-  threads ??= require("node:worker_threads") as typeof import("node:worker_threads");
-  return threads;
-}
 
 /**
  * Regexes from callers run on irregexp (V8's backtracking engine), where a pattern such as `(a+)+$`
@@ -91,7 +81,6 @@ export class BudgetedWorker {
 
   private start(async: boolean): void {
     if (this.worker) return;
-    const { MessageChannel, Worker } = workerThreads();
     const { port1, port2 } = new MessageChannel();
     const flag = new SharedArrayBuffer(4);
     this.ticks = new Int32Array(flag);
@@ -216,7 +205,7 @@ export class BudgetedWorker {
       const deadline = Date.now() + STARTUP_MS;
       while (true) {
         const seen = Atomics.load(ticks, 0);
-        if (workerThreads().receiveMessageOnPort(port)) break;
+        if (receiveMessageOnPort(port)) break;
         const left = deadline - Date.now();
         if (left <= 0 || !this.waitTick(seen, left)) {
           this.stop();
@@ -230,7 +219,7 @@ export class BudgetedWorker {
     const deadline = Date.now() + options.budgetMs;
     while (true) {
       const seen = Atomics.load(ticks, 0);
-      const got = workerThreads().receiveMessageOnPort(port);
+      const got = receiveMessageOnPort(port);
       if (got) {
         const reply = got.message as Reply;
         if (reply.id !== id) continue;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
@@ -23,7 +24,6 @@ import { PathResolver } from "./paths.js";
 import { checkToolKeys, decide, ruleNote, ruleRefusal, ruleSubjectsFor, toolEnabled } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
-import { randomUUID } from "./random-id.js";
 import { renderPayload } from "./render.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
 import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";

@@ -1,7 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { promises as fs, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "./random-id.js";
 import { DirRef } from "./safe-open.js";
 
 // The atomic writer's temporary files are `.<name>.<pid: 8 hex><random: 8 hex>.tbtmp`, beside the

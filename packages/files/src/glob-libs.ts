@@ -1,11 +1,10 @@
-import { requireLater } from "@toolbelt/core";
+import { createRequire } from "node:module";
 import type ignoreFactory from "ignore";
 import type picomatchFn from "picomatch";
 
-// picomatch and ignore are CommonJS: imported from ESM, Node scans each file's source for its
-// export names before running it (≈ 10 ms of a one-shot `run read_file`, which matches no glob
-// and reads no ignore file). Required on first use instead, they cost only the calls that need them.
-const require = requireLater(() => import.meta.url);
+// picomatch and ignore are CommonJS, required when a glob or an ignore file first needs them: a
+// call that matches no glob and reads no ignore file does not load them.
+const require = createRequire(import.meta.url);
 
 let picomatch: typeof picomatchFn | undefined;
 let ignore: typeof ignoreFactory | undefined;

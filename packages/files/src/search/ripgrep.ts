@@ -1,16 +1,10 @@
 import { isAscii } from "node:buffer";
+import { spawn } from "node:child_process";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import path from "node:path";
-import { requireLater, ToolbeltError } from "@toolbelt/core";
+import { ToolbeltError } from "@toolbelt/core";
 import { comparePaths } from "../tree-order.js";
 import { type EngineResult, type FileMatches, type LineMatch, TopFiles } from "./results.js";
-
-// node:child_process loads with the first search, not with the family: a run that only reads files
-// (a one-shot read_file) does not pay for it.
-const require = requireLater(() => import.meta.url);
-function childProcess(): typeof import("node:child_process") {
-  return require("node:child_process") as typeof import("node:child_process");
-}
 
 /** The process to start for one ripgrep run (the session's wrapper may put it in a sandbox). */
 export type RipgrepCommand = {
@@ -166,7 +160,7 @@ const SANDBOX_SETUP_FAILED = 125;
 /** Starts one ripgrep run through `search.launch`. */
 function startRipgrep(search: RipgrepSearch, args: string[]) {
   const command = search.launch ? search.launch(args) : { file: search.rg, args };
-  const child = childProcess().spawn(command.file, command.args, {
+  const child = spawn(command.file, command.args, {
     cwd: search.cwd,
     ...(command.env ? { env: command.env } : {}),
     stdio: ["ignore", "pipe", "pipe"],
@@ -339,7 +333,7 @@ function ripgrepOnEmptyInput(
   args: string[],
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = childProcess().spawn(search.rg, ["--no-config", ...args, "-"], {
+    const child = spawn(search.rg, ["--no-config", ...args, "-"], {
       cwd: search.cwd,
       stdio: ["ignore", "ignore", "pipe"],
       signal: search.signal,
