@@ -2,7 +2,8 @@
 // server and the console's test fake both answer through these, so they answer alike.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { errorBody, HttpError, MAX_BODY_BYTES, MAX_JSON_DEPTH, nestsDeeperThan } from "./wire.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
+import { errorBody, HttpError, MAX_BODY_BYTES } from "./wire.js";
 
 /** The body as JSON (undefined when empty): 413 past {@link MAX_BODY_BYTES}, 400 too deep or not JSON. */
 export async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -1,6 +1,9 @@
 // The public API of @toolbelt/bridge: the HTTP API of `toolbelt serve --http` — its route table and
 // wire types (also alone, browser-safe, as @toolbelt/bridge/wire), the server (startHttpServer), the
 // server side of client-brought tools (ClientToolHub, PendingRequests) and the client SDK (connectClient).
+
+// The JSON depth bound is core's (one bound for tool inputs, bodies and messages).
+export { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
 export {
   type BridgeClient,
   type ClientStatus,
@@ -42,9 +45,7 @@ export {
   type LateAnswerMessage,
   type LateAnswersResponse,
   MAX_BODY_BYTES,
-  MAX_JSON_DEPTH,
   matchRoute,
-  nestsDeeperThan,
   noRoute,
   type Ok,
   type OpenSessionRequest,

@@ -239,5 +239,3 @@ export function noRoute(method: string, pathname: string, hasSession: (id: strin
 
 /** Bodies over this many bytes are refused (413). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";

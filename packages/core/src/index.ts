@@ -143,6 +143,7 @@ export {
   type ToolbeltEvent,
 } from "./events.js";
 export { findExecutable, isExecutable } from "./executables.js";
+export { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from "./json-depth.js";
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
 export { PathResolver, type ResolvedPath } from "./paths.js";

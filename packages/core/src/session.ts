@@ -18,6 +18,7 @@ import type { Contributions } from "./contributions.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import { ESCAPE_LEGEND, visibleText } from "./escape.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
+import { valueNestsDeeperThan } from "./json-depth.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
@@ -976,22 +977,8 @@ function withoutNulls(value: unknown): unknown {
 /** Deeper inputs are refused before validation, whose recursion they would otherwise overflow. */
 export const MAX_INPUT_DEPTH = 128;
 
-/** The nesting depth of a JSON-like value, walked without recursion (so it cannot overflow itself). */
-function depthOf(value: unknown, limit: number): number {
-  let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (typeof item !== "object" || item === null) continue;
-    if (depth > deepest) deepest = depth;
-    if (deepest > limit) return deepest;
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
 function validate(schema: z.ZodType, input: unknown): unknown {
-  if (depthOf(input, MAX_INPUT_DEPTH) > MAX_INPUT_DEPTH) {
+  if (valueNestsDeeperThan(input, MAX_INPUT_DEPTH)) {
     throw new ToolbeltError(
       "EINVAL_INPUT",
       `input is nested more than ${MAX_INPUT_DEPTH} levels deep (the bound on tool inputs)`,
