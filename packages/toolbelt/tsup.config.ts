@@ -1,9 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  // manifest.ts is an entry of its own so scripts/tool-manifest.mjs fingerprints packages as the CLI does.
-  // oneshot.ts likewise, for scripts/oneshot-cache.mjs to load the bundle as bin.ts does.
-  entry: ["src/index.ts", "src/bin.ts", "src/manifest.ts", "src/oneshot.ts"],
+  // tool-families.ts is an entry of its own so scripts/tool-families.mjs fingerprints packages as the CLI does.
+  entry: ["src/index.ts", "src/bin.ts", "src/tool-families.ts"],
   format: ["esm"],
   dts: { entry: "src/index.ts" },
   clean: true,

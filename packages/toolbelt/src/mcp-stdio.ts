@@ -1,7 +1,8 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
+import { type BoundedLine, HEAD_BYTES, LineSplitter } from "./bounded-lines.js";
 
 /** The largest JSON-RPC message `serve --mcp` reads (TOOLBELT_MCP_MAX_MESSAGE_BYTES overrides it). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -10,8 +11,6 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 
-// How much of an oversized line is kept to find its id; ids sit near the start in practice.
-const HEAD_BYTES = 4096;
 // Parser messages can quote the input; they are cut before they go back out or into a log.
 const DETAIL_CHARS = 200;
 
@@ -38,10 +37,7 @@ export class LineTransport implements Transport {
   readonly #input: Readable;
   readonly #output: Writable;
   readonly #log: (line: string) => void;
-  #chunks: Buffer[] = [];
-  #size = 0;
-  /** Set while the rest of an oversized line is being discarded. */
-  #skipping: { bytes: number; head: Buffer } | undefined;
+  readonly #lines: LineSplitter;
   #closed = false;
 
   constructor(
@@ -52,6 +48,7 @@ export class LineTransport implements Transport {
     this.#input = input;
     this.#output = output;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#lines = new LineSplitter(this.maxMessageBytes);
     this.#log = options.log ?? ((line) => process.stderr.write(`toolbelt: ${line}\n`));
   }
 
@@ -80,9 +77,6 @@ export class LineTransport implements Transport {
     this.#input.off("error", this.#onInputError);
     this.#input.off("end", this.#onEnd);
     if (this.#input.listenerCount("data") === 0) this.#input.pause();
-    this.#chunks = [];
-    this.#size = 0;
-    this.#skipping = undefined;
     this.onclose?.();
   }
 
@@ -100,47 +94,19 @@ export class LineTransport implements Transport {
   };
 
   readonly #onData = (chunk: Buffer | string): void => {
-    const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-    let start = 0;
-    while (start < data.length && !this.#closed) {
-      const newline = data.indexOf(0x0a, start);
-      const end = newline === -1 ? data.length : newline;
-      this.#take(data.subarray(start, end));
-      if (newline === -1) return;
-      this.#endLine();
-      start = newline + 1;
+    for (const line of this.#lines.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)) {
+      if (this.#closed) return;
+      this.#handle(line);
     }
   };
 
-  #take(piece: Buffer): void {
-    if (piece.length === 0) return;
-    if (this.#skipping) {
-      this.#skipping.bytes += piece.length;
-      return;
-    }
-    if (this.#size + piece.length <= this.maxMessageBytes) {
-      this.#chunks.push(piece);
-      this.#size += piece.length;
-      return;
-    }
-    const head = Buffer.concat([...this.#chunks, piece.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
-    this.#skipping = { bytes: this.#size + piece.length, head: Buffer.from(head) };
-    this.#chunks = [];
-    this.#size = 0;
-  }
-
-  #endLine(): void {
-    const skipped = this.#skipping;
-    if (skipped) {
-      this.#skipping = undefined;
-      const message = `a message of ${skipped.bytes} bytes is over the ${describeBytes(this.maxMessageBytes)} limit of toolbelt serve --mcp; it was skipped`;
+  #handle(line: BoundedLine): void {
+    if (typeof line !== "string") {
+      const message = `a message of ${line.overBytes} bytes is over the ${describeBytes(this.maxMessageBytes)} limit of toolbelt serve --mcp; it was skipped`;
       this.#log(`mcp: ${message}`);
-      this.#reply(topLevelId(skipped.head.toString("utf8")), INVALID_REQUEST, message);
+      this.#reply(topLevelId(line.head), INVALID_REQUEST, message);
       return;
     }
-    const line = Buffer.concat(this.#chunks).toString("utf8").replace(/\r$/, "");
-    this.#chunks = [];
-    this.#size = 0;
     if (line.trim() === "") return;
     if (nestsDeeperThan(line)) {
       const message = `Invalid Request: the message nests deeper than ${MAX_JSON_DEPTH} levels`;

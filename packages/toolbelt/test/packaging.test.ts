@@ -6,7 +6,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, REPO, tempRoot } from "./cli-harness.js";
 
@@ -381,9 +380,10 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     expect(payload.content).toContain("hello from outside");
   });
 
-  // The build's text for `tools` holds only for the packages it was made from: in the installed tree
-  // the fingerprint must find them (node_modules/@toolbelt/*, not the workspace) and match.
-  it("answers `tools` in the installed tree from the build's text, without loading core's index", () => {
+  // The build's map of tool names to families holds only for the packages it was made from: in the
+  // installed tree the fingerprint must find them (node_modules/@toolbelt/*, not the workspace) and match,
+  // so `run read_file` loads the files family alone.
+  it("runs read_file in the installed tree loading the files family only", () => {
     const dir = tempRoot("tb-packaging-hook-");
     const log = path.join(dir, "loaded.txt");
     const hooks = path.join(dir, "hooks.mjs");
@@ -398,24 +398,19 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     );
     const main = path.join(app, "node_modules/@toolbelt/toolbelt/dist/bin.js");
     const env = { ...cleanEnv(), TOOLBELT_CONFIG_DIR: tempRoot("tb-packaging-user-"), TOOLBELT_TRUST: "" };
-    const args = ["tools", "--format", "names", "--root", project];
     writeFileSync(log, "");
-    const fast = spawnSync(process.execPath, ["--import", register, main, ...args], {
-      cwd: app,
-      env,
-      encoding: "utf8",
-    });
-    const live = spawnSync(process.execPath, [main, ...args], {
-      cwd: app,
-      env: { ...env, TOOLBELT_NO_MANIFEST: "1" },
-      encoding: "utf8",
-    });
-    expect(live.status, live.stderr).toBe(0);
-    expect(fast.stdout).toBe(live.stdout);
-    expect(fast.stdout.split("\n")).toContain("read_file");
+    const r = spawnSync(
+      process.execPath,
+      ["--import", register, main, "run", "read_file", "--root", project, "--input", '{"path":"hello.txt"}'],
+      { cwd: app, env, encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ kind: "file_content" });
     const loaded = readFileSync(log, "utf8").split("\n").filter(Boolean);
-    expect(loaded.some((u) => u.includes("/node_modules/@toolbelt/toolbelt/dist/"))).toBe(true);
-    expect(loaded.filter((u) => /\/@toolbelt\/core\/dist\/index\.js$/.test(u))).toEqual([]);
+    const families = ["files", "edit", "shell", "lsp", "ui", "projects", "mcp"].filter((f) =>
+      loaded.some((u) => u.endsWith(`/node_modules/@toolbelt/${f}/dist/index.js`)),
+    );
+    expect(families).toEqual(["files"]);
   });
 
   const doctor = async () => {
@@ -428,32 +423,6 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     }>;
     return (family: string, name: string) => checks.find((c) => c.family === family && c.name === name);
   };
-
-  // The one-shot bundle finds the installed packages from node_modules/@toolbelt/toolbelt/dist,
-  // matches their fingerprint, and the Node that built it takes its code cache.
-  it("serves a one-shot run from the bundle in the installed tree", async () => {
-    const check = await doctor();
-    expect(check("core", "one-shot run")).toMatchObject({
-      status: "ok",
-      detail: expect.stringContaining("and its code cache"),
-    });
-    const gate = pathToFileURL(path.join(app, "node_modules/@toolbelt/toolbelt/dist/oneshot.js")).href;
-    const args = ["run", "read_file", "--root", project, "--input", '{"path":"hello.txt"}'];
-    const why = spawnSync(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `console.log(String((await import(${JSON.stringify(gate)})).whyNotOneShot(${JSON.stringify(args)})))`,
-      ],
-      {
-        cwd: app,
-        env: { ...cleanEnv(), TOOLBELT_CONFIG_DIR: tempRoot("tb-packaging-user-"), TOOLBELT_TRUST: "" },
-        encoding: "utf8",
-      },
-    );
-    expect(why.stdout.trim(), why.stderr).toBe("undefined");
-  });
 
   it("finds the bundled ripgrep in the installed tree", async () => {
     const check = await doctor();

@@ -6,18 +6,31 @@ import {
   type FileState,
   normaliseError,
 } from "@toolbelt/core";
-import { resolveSessionConfig } from "./create.js";
-import { writeOut } from "./stdio.js";
+import type { Argv } from "yargs";
+import { resolveSessionConfig } from "../create.js";
+import { EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE } from "./exit.js";
+import { type ArgsOf, trustOption } from "./options.js";
 
-export interface CheckpointsArgs {
-  action: string;
-  id?: string;
-  root: string;
-  config?: string;
-  trust?: boolean;
-  allow?: string[];
-  json?: boolean;
+export const command = "checkpoints <action> [id]";
+export const describe =
+  "the changes tools made in this root: list, diff ID, restore ID (ID: a checkpoint id, a call id or last)";
+
+export function options(y: Argv) {
+  return y
+    .positional("action", { choices: ["list", "diff", "restore"], demandOption: true })
+    .positional("id", { type: "string", describe: "checkpoint id, call id, or last" })
+    .option("root", { type: "string", default: process.cwd(), defaultDescription: "current directory" })
+    .option("config", { type: "string", describe: "config file layered over <root>/configs/app.json" })
+    .option("allow", {
+      type: "string",
+      array: true,
+      describe: "e.g. --allow protected to restore protected paths",
+    })
+    .option("trust", trustOption)
+    .option("json", { type: "boolean", describe: "JSON instead of text" });
 }
+
+export type CheckpointsArgs = ArgsOf<typeof options>;
 
 const ACTIONS = ["list", "diff", "restore"];
 
@@ -55,7 +68,7 @@ function line(cp: Checkpoint): string {
  * the store outside it, and restores through the same write path tools use (policy, protected
  * paths), so a restore is itself a checkpoint.
  */
-export async function checkpointsCommand(args: CheckpointsArgs): Promise<number> {
+export async function checkpoints(args: CheckpointsArgs): Promise<number> {
   const usage = !ACTIONS.includes(args.action)
     ? `checkpoints: unknown action ${args.action}; use list, diff ID or restore ID`
     : args.action !== "list" && !args.id
@@ -63,7 +76,7 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
       : undefined;
   if (usage) {
     process.stderr.write(`toolbelt: ${usage}\nRun toolbelt checkpoints --help for usage.\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   const root = path.resolve(args.root);
   const { config, trust } = await resolveSessionConfig(root, {
@@ -72,23 +85,23 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
   });
   const session = await createSession({ root, config, trust, allow: args.allow ?? [] });
   const out = (value: unknown, text: string) =>
-    writeOut(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
+    process.stdout.write(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
   try {
-    const checkpoints = session.checkpoints;
+    const recorded = session.checkpoints;
     if (args.action === "list") {
-      const list = await checkpoints.list();
-      const store = checkpoints.store();
+      const list = await recorded.list();
+      const store = recorded.store();
       const used = await store.usage();
-      const max = checkpoints.config.maxBytes;
-      const head = `# Checkpoints: ${list.length} (store ${store.dir}: ${mib(used)} of ${mib(max)}; oldest pruned first, older than ${checkpoints.config.maxAgeDays} days pruned; files over ${mib(checkpoints.config.maxFileBytes)} not recorded)${checkpoints.config.enabled ? "" : "\n# Recording is off (checkpoints.enabled: false)"}`;
+      const max = recorded.config.maxBytes;
+      const head = `# Checkpoints: ${list.length} (store ${store.dir}: ${mib(used)} of ${mib(max)}; oldest pruned first, older than ${recorded.config.maxAgeDays} days pruned; files over ${mib(recorded.config.maxFileBytes)} not recorded)${recorded.config.enabled ? "" : "\n# Recording is off (checkpoints.enabled: false)"}`;
       out(
         { kind: "checkpoints", store: store.dir, bytes: used, max_bytes: max, checkpoints: list },
         [head, ...list.map(line)].join("\n"),
       );
-      return 0;
+      return EXIT_OK;
     }
     if (args.action === "diff") {
-      const diff = await checkpoints.diff(args.id as string);
+      const diff = await recorded.diff(args.id as string);
       const text = [
         `# Checkpoint: ${diff.checkpoint.id}`,
         `# Tool: ${diff.checkpoint.tool}${diff.checkpoint.call ? ` (call ${diff.checkpoint.call})` : ""}`,
@@ -97,9 +110,9 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
         ...diff.files.map((f) => f.diff),
       ].join("\n");
       out({ kind: "checkpoint_diff", ...diff }, text);
-      return 0;
+      return EXIT_OK;
     }
-    const result = await checkpoints.restore(args.id as string, { tool: "checkpoints_restore" });
+    const result = await recorded.restore(args.id as string, { tool: "checkpoints_restore" });
     const text = [
       `# Restored: every file changed at or after ${result.restored_to} is as it was before it`,
       ...result.files.map((f) => `${f.action}: ${f.path}`),
@@ -109,12 +122,12 @@ export async function checkpointsCommand(args: CheckpointsArgs): Promise<number>
         : "# Nothing needed changing",
     ].join("\n");
     out(result, text);
-    return 0;
+    return EXIT_OK;
   } catch (error) {
     const e = normaliseError(error);
-    if (args.json) writeOut(`${JSON.stringify(e.toPayload())}\n`);
+    if (args.json) process.stdout.write(`${JSON.stringify(e.toPayload())}\n`);
     process.stderr.write(`toolbelt: ${e.code}: ${e.message}\n`);
-    return 1;
+    return EXIT_TOOL_ERROR;
   } finally {
     await session.close();
   }

@@ -1,7 +1,7 @@
-// `toolbelt tools` and `run TOOL --help` answer from the build's text when no config exists anywhere
-// (src/fast-tools.ts). Attacked end to end through the built CLI: every source that can narrow what a
-// session binds, or has something to report, must still be heard — a fast path that answered past it
-// would show the model tools the user switched off, or keep quiet about a project's refused servers.
+// `toolbelt tools` and `run TOOL --help` say what a session binds. Attacked end to end through the
+// built CLI: every source that can narrow what a session binds, or has something to report, must be
+// heard — an answer past it would show the model tools the user switched off, or keep quiet about a
+// project's refused servers.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ let userDir: string;
 
 beforeAll(() => {
   assertBuilt();
-  userDir = tempRoot("tb-fast-user-");
+  userDir = tempRoot("tb-sources-user-");
 });
 
 function run(args: string[], root: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
@@ -29,9 +29,9 @@ function write(file: string, value: unknown): void {
 
 const names = (r: CliResult) => r.stdout.trim().split("\n");
 
-describe("tools fast path", () => {
+describe("tools and run TOOL --help hear every config source", () => {
   it("an untrusted project's config that switches tools off is honoured", async () => {
-    const root = tempRoot("tb-fast-project-");
+    const root = tempRoot("tb-sources-project-");
     expect(names(await run(["tools", "--format", "names"], root))).toContain("shell");
     write(path.join(root, "configs", "app.json"), { tools: { shell: { enabled: false } } });
     const narrowed = await run(["tools", "--format", "names"], root);
@@ -44,13 +44,13 @@ describe("tools fast path", () => {
   });
 
   it("the user's own config (in TOOLBELT_CONFIG_DIR or XDG_CONFIG_HOME) is honoured", async () => {
-    const root = tempRoot("tb-fast-project-");
-    const own = tempRoot("tb-fast-user-");
+    const root = tempRoot("tb-sources-project-");
+    const own = tempRoot("tb-sources-user-");
     write(path.join(own, "config.json"), { agent: { allowed_tools: ["read_file"] } });
     expect(names(await run(["tools", "--format", "names"], root, { TOOLBELT_CONFIG_DIR: own }))).toEqual([
       "read_file",
     ]);
-    const xdg = tempRoot("tb-fast-xdg-");
+    const xdg = tempRoot("tb-sources-xdg-");
     write(path.join(xdg, "toolbelt", "config.json"), { agent: { allowed_tools: ["list_files"] } });
     const viaXdg = await run(["tools", "--format", "names"], root, {
       TOOLBELT_CONFIG_DIR: "",
@@ -60,7 +60,7 @@ describe("tools fast path", () => {
   });
 
   it("an untrusted project's .mcp.json is still reported as ignored, and starts nothing", async () => {
-    const root = tempRoot("tb-fast-project-");
+    const root = tempRoot("tb-sources-project-");
     const marker = path.join(root, "server-ran");
     write(path.join(root, ".mcp.json"), {
       mcpServers: {
@@ -79,7 +79,7 @@ describe("tools fast path", () => {
   });
 
   it("a broken config file is still an error, not the default tool list", async () => {
-    const root = tempRoot("tb-fast-project-");
+    const root = tempRoot("tb-sources-project-");
     mkdirSync(path.join(root, "configs"));
     writeFileSync(path.join(root, "configs", "app.json"), "{ broken");
     const r = await run(["tools"], root);
@@ -88,31 +88,30 @@ describe("tools fast path", () => {
     expect(r.stderr).toContain("EINVAL_CONFIG");
   });
 
-  // A mistyped --root: a live session refuses it (ENOENT, exit 1). The build's text (no config
-  // anywhere) and the manifest (a config that resolves to the default) printed the default tools, exit 0.
+  // A mistyped --root is refused (ENOENT, exit 1), never answered with the default tools.
   it.each([
     ["no config anywhere", undefined],
     ["a user config that changes nothing", {}],
-  ])("a --root that does not exist is refused as a live session refuses it (%s)", async (_what, own) => {
-    const cwd = tempRoot("tb-fast-project-");
+  ])("a --root that does not exist is refused (%s)", async (_what, own) => {
+    const cwd = tempRoot("tb-sources-project-");
     const missing = path.join(cwd, "no-such-root");
-    const user = tempRoot("tb-fast-user-");
+    const user = tempRoot("tb-sources-user-");
     if (own) write(path.join(user, "config.json"), own);
     for (const args of [
       ["tools", "--format", "names", "--root", missing],
       ["run", "read_file", "--help", "--root", missing],
     ]) {
-      const live = await run(args, cwd, { TOOLBELT_CONFIG_DIR: user, TOOLBELT_NO_MANIFEST: "1" });
-      expect(live.code).toBe(1);
-      expect(live.stderr).toContain(`root does not exist: ${missing}`);
-      expect(await run(args, cwd, { TOOLBELT_CONFIG_DIR: user })).toEqual(live);
+      const r = await run(args, cwd, { TOOLBELT_CONFIG_DIR: user });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain("ENOENT");
+      expect(r.stderr).toContain(`root does not exist: ${missing}`);
     }
   });
 
   it.each(["__proto__", "constructor", "../../../etc/passwd", "toString"])(
-    "a profile or tool named %s is not looked up in the build's files",
+    "a profile or tool named %s is refused, not looked up as a property",
     async (name) => {
-      const root = tempRoot("tb-fast-project-");
+      const root = tempRoot("tb-sources-project-");
       const profile = await run(["tools", "--profile", name], root);
       expect(profile.code).toBe(2);
       expect(profile.stderr).toContain(`unknown --profile ${name}`);

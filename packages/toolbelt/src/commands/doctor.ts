@@ -1,0 +1,88 @@
+import path from "node:path";
+import { type CommandWrapper, describeHooks } from "@toolbelt/core";
+import type { Argv } from "yargs";
+import { createToolbelt, resolveSessionConfig } from "../create.js";
+import { loadFamilies } from "../families.js";
+import { writeLine } from "../output.js";
+import { familiesFor } from "../tool-families.js";
+import { version } from "../version.js";
+import { EXIT_OK } from "./exit.js";
+import { type ArgsOf, trustOption } from "./options.js";
+
+export const command = "doctor";
+export const describe = "report which ripgrep, sandbox, pty and language servers were found";
+
+export function options(y: Argv) {
+  return y
+    .option("root", { type: "string", default: process.cwd() })
+    .option("config", { type: "string" })
+    .option("trust", trustOption)
+    .option("format", { choices: ["text", "json"], default: "text" });
+}
+
+export type DoctorArgs = ArgsOf<typeof options>;
+
+/** `toolbelt doctor`: what each family found on this machine, for this root and config. */
+export async function doctor(args: DoctorArgs): Promise<number> {
+  const root = path.resolve(args.root);
+  const configOptions = {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+  };
+  const { config, trust } = await resolveSessionConfig(root, configOptions);
+  const plugins = await loadFamilies();
+  // The wrappers a session here would start processes through (the shell family's sandbox), from a
+  // session of the families a `run search_files` loads: families say how their processes would run.
+  const families = familiesFor("search_files", false);
+  const wrapping = await createToolbelt({
+    root,
+    ...configOptions,
+    ...(families ? { families } : {}),
+    allow: [],
+  }).catch(() => undefined);
+  const wrapCommand: CommandWrapper | undefined = wrapping
+    ? (spec, purpose) => wrapping.wrapCommand(spec, purpose)
+    : undefined;
+  const report: Array<{ family: string; name: string; status: string; detail: string }> = [
+    { family: "core", name: "node", status: "ok", detail: process.version },
+    { family: "core", name: "toolbelt", status: "ok", detail: version() },
+    {
+      family: "trust",
+      name: "project",
+      status: trust.trusted ? "ok" : "skipped",
+      detail: trust.trusted ? `trusted: ${trust.reason}` : `not trusted: ${trust.reason}`,
+    },
+    ...trust.ignored.map((i) => ({
+      family: "trust",
+      name: `ignored ${i.key}`,
+      status: "skipped",
+      detail: `${i.source}: ${i.why}`,
+    })),
+    ...describeHooks(config, root).map((h) => ({ family: "hooks", ...h })),
+  ];
+  for (const plugin of plugins) {
+    if (!plugin.doctor) continue;
+    try {
+      for (const check of await plugin.doctor({
+        root,
+        config,
+        trust,
+        ...(wrapCommand ? { wrapCommand } : {}),
+      }))
+        report.push({ family: plugin.name, ...check });
+    } catch (error) {
+      report.push({
+        family: plugin.name,
+        name: "doctor",
+        status: "unavailable",
+        detail: (error as Error).message,
+      });
+    }
+  }
+  await wrapping?.close();
+  if (args.format === "json") writeLine(report);
+  else
+    for (const r of report)
+      process.stdout.write(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
+  return EXIT_OK;
+}

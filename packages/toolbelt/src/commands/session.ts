@@ -1,0 +1,84 @@
+import path from "node:path";
+import type { ClientInfo, Plugin, Session, TrustInfo } from "@toolbelt/core";
+import { createToolbelt } from "../create.js";
+import type { FamilyName } from "../families.js";
+import { UsageError } from "./exit.js";
+import type { SessionArgs } from "./options.js";
+
+const BUILT_IN_PROFILES = ["default", "mewbo", "mouaif"];
+
+/** An unknown profile is a usage error, not silently the default names. */
+export function checkProfile(profile: string | undefined, session?: Session): void {
+  if (profile === undefined || BUILT_IN_PROFILES.includes(profile)) return;
+  const declared = new Set(session?.granted().flatMap((t) => Object.keys(t.profiles ?? {})) ?? []);
+  if (declared.has(profile)) return;
+  const known = [...new Set([...BUILT_IN_PROFILES, ...declared])].join(", ");
+  throw new UsageError(`unknown --profile ${profile}: expected one of ${known}`);
+}
+
+const SEARCH_ENGINES = ["ripgrep", "rg", "js"];
+
+/** TOOLBELT_SEARCH_ENGINE forces an engine; a misspelt one would silently pick the default. */
+export function checkEnvironment(): void {
+  const engine = process.env.TOOLBELT_SEARCH_ENGINE?.trim().toLowerCase();
+  if (engine && !SEARCH_ENGINES.includes(engine))
+    throw new UsageError(
+      `TOOLBELT_SEARCH_ENGINE=${process.env.TOOLBELT_SEARCH_ENGINE} is not an engine: expected ripgrep, rg or js (or unset it)`,
+    );
+}
+
+/** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
+export function reportIgnored(trust: TrustInfo): void {
+  if (trust.ignored.length === 0) return;
+  const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
+  process.stderr.write(
+    `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
+  );
+}
+
+/** The session options the command line gives (serve passes them on to each client's session). */
+export function sessionOptionsOf(args: SessionArgs) {
+  return {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.profile ? { profile: args.profile } : {}),
+    ...(args.model ? { model: args.model } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+    allow: args.allow ?? [],
+  };
+}
+
+/**
+ * Opens the session a command runs in, closed on SIGINT/SIGTERM. Only `run` names `families`: a
+ * session of one call with no config needs no other family's keys.
+ */
+export async function openSession(
+  args: SessionArgs,
+  options: { families?: readonly FamilyName[]; client?: ClientInfo; plugins?: Plugin[] } = {},
+): Promise<Session> {
+  const session = await createToolbelt({
+    root: path.resolve(args.root),
+    ...sessionOptionsOf(args),
+    ...(options.client ? { client: options.client } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(options.families ? { families: options.families, familyContributionsOnly: true } : {}),
+  });
+  try {
+    checkProfile(args.profile, session);
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  reportIgnored(session.trust);
+  // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
+  // groups, language servers and MCP servers do not outlive the CLI.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void session.close().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  session.onClose(() => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  });
+  return session;
+}
