@@ -34,6 +34,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .strict()
     .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust, checkpoints")
     .recommendCommands()
+    // Unwrapped: the terminal wraps long lines at words; yargs' own wrapping would break words apart.
+    .wrap(null)
     .command(run.command, run.describe, run.options, async (a) => {
       exitCode = await run.run(a, toolHelp);
     })
