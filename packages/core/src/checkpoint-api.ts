@@ -281,8 +281,8 @@ const WATCH_SKIP = new Set([".git", "node_modules"]);
 /** Root-relative path → metadata signature of every regular file, or undefined past `max` files. */
 async function snapshot(root: string, max: number): Promise<Map<string, string> | undefined> {
   const out = new Map<string, string>();
-  // Synchronous on purpose: a few thousand lstat calls take milliseconds this way, while the same
-  // calls as promises through the thread pool took ~100 ms per walk and made every command slower.
+  // Synchronous on purpose: a few thousand lstat calls as promises go through the thread pool, which
+  // made every command slower (benchmarks/RESULTS.md).
   const stack = [""];
   while (stack.length) {
     const rel = stack.pop() as string;

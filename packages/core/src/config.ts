@@ -152,7 +152,7 @@ export function configContributionsOf(config: ToolbeltConfig): readonly ConfigCo
 }
 
 // Found by the contributions in it, not by the array: the config loader (twice), createToolbelt and
-// the session each build their own array of the same contributions, and composing costs ≈ 2–3 ms.
+// the session each build their own array of the same contributions, and composing is not cheap.
 const composed: Array<{ contributions: readonly ConfigContribution[]; loose: boolean; schema: z.ZodType }> =
   [];
 const MAX_COMPOSED = 16;

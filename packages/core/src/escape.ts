@@ -16,8 +16,8 @@
 
 /**
  * Characters never printed raw: controls, format characters, line/paragraph separators, lone
- * surrogates. Made on first use: a Unicode property class costs V8 a few hundred µs to build, which
- * a run that prints no text (a one-shot read as JSON) need not pay.
+ * surrogates. Made on first use: a Unicode property class is costly for V8 to build, which a run
+ * that prints no text (a read as JSON) need not pay.
  */
 let unsafe: RegExp | undefined;
 const UNSAFE = (): RegExp => {

@@ -130,7 +130,7 @@ function unchangedMessage(window: LineWindow): string {
  */
 const PARTIAL_MIN_SAVED_BYTES = 160;
 
-/** Up to this size a file is read synchronously (about 0.1 ms from the page cache). */
+/** Up to this size a file is read synchronously: from the page cache that is quicker than a trip through the thread pool. */
 const SYNC_READ_MAX_BYTES = 256 * 1024;
 
 /**

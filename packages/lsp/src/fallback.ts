@@ -96,7 +96,7 @@ export class TsMorphBackend {
   }
 
   async syncOpen(): Promise<void> {
-    // statSync: hundreds of tiny stats cost well under a millisecond this way, several with awaits.
+    // statSync: hundreds of tiny stats cost less this way than with an await each.
     for (const sf of this.#project.getSourceFiles()) {
       const file = sf.getFilePath();
       if (!this.#mtimes.has(file)) continue;

@@ -157,7 +157,7 @@ export class LspManager {
     const running = this.#backends.get(choice.key);
     if (running) return running;
     const started = (async (): Promise<Backend> => {
-      // ts-morph brings the TypeScript compiler (≈ 400 ms to load): only a session that falls back pays.
+      // ts-morph brings the TypeScript compiler, slow to load: only a session that falls back pays.
       if (choice.fallback || !choice.spec) {
         const { TsMorphBackend } = await import("./fallback.js");
         // Its reads go through the session's checked open, confined to the root.

@@ -70,7 +70,7 @@ let landlock: { helper: string; built: number; abi: number; reason: string | und
 
 /**
  * The helper and the Landlock ABI, asked with `--probe` alone: a search needs no namespace, so the
- * isolation probe probeSandbox() also runs (a fork and three unshares) is not paid by a one-shot
+ * isolation probe probeSandbox() also runs (a fork and three unshares) is not paid by a
  * `run search_files`. Once per process and helper build, as probeSandbox.
  */
 function landlockProbe(): { helper: string | undefined; abi: number; reason: string | undefined } {

@@ -36,7 +36,7 @@ export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugin
   /** The built-in families to load (default: all). */
   families?: readonly FamilyName[];
   /**
-   * @internal The CLI's one-shot `run`: with no config anywhere (no user or project config file, no
+   * @internal The CLI's `run`: with no config anywhere (no user or project config file, no
    * `config`, `configFile` or plugins), know only the keys and events of `families` (and mcp's
    * when a `.mcp.json` exists), not every built-in family's. Such a session's config is the default for its own families.
    */
@@ -71,8 +71,8 @@ type ConfigOptions = Pick<
 
 /**
  * The built-in contributions a session knows: every family's, or (see familyContributionsOnly) only
- * its own families' when no config source exists. Each contrib module builds zod schemas at import
- * (≈ 15 ms for the six a one-shot `run read_file` does not use). Should a config file appear after the
+ * its own families' when no config source exists. Each contrib module builds zod schemas at import,
+ * which a `run read_file` need not pay for the six families it does not use. Should a config file appear after the
  * check, the strict parse rejects the keys of a family it does not know: it fails closed, never open.
  */
 async function builtinContributions(root: string, options: ConfigOptions): Promise<readonly Contributions[]> {
@@ -214,7 +214,7 @@ export async function createToolbelt(options: ToolbeltOptions): Promise<Session>
     config,
     trust,
     // Every built-in family's keys and events are known, loaded or not: one config serves every run
-    // (a one-shot run with no config at all knows its own families' only).
+    // (a `run` with no config at all knows its own families' only).
     contributions,
     plugins: [...families, ...extra, trustNotice(trust)],
   });
