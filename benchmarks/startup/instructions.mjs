@@ -1,9 +1,10 @@
 // Start-up cost in instructions, counted by valgrind's callgrind: the same count for the same binary
-// and inputs whatever else the machine is doing, so the decomposition of a one-shot run holds on a
+// and inputs whatever else the machine is doing, so the decomposition of a start-up holds on a
 // loaded machine where wall times do not. Each row is a ratio against `node -e ''` counted alike.
 // Needs valgrind (Debian: apt-get install valgrind). Usage: node benchmarks/startup/instructions.mjs
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { BIN, REPO, table } from "../lib.mjs";
@@ -66,6 +67,13 @@ function instructions(argv, extra) {
 
 const node = process.execPath;
 const NPM_BIN = path.join(REPO, "packages/toolbelt/bin/toolbelt.js");
+// The yargs the CLI imports (its ES module entry), resolved from the toolbelt package.
+const YARGS = path.join(
+  path.dirname(
+    createRequire(path.join(REPO, "packages/toolbelt/package.json")).resolve("yargs/package.json"),
+  ),
+  "index.mjs",
+);
 const read = ["run", "read_file", "--input", '{"path":"hello.txt"}'];
 const imp = (file) => [node, "-e", `await import(${JSON.stringify(file)})`];
 const rows = [
@@ -73,15 +81,10 @@ const rows = [
   ["import an empty ES module", imp(path.join(work, "empty.mjs"))],
   ["import zod (one file, English only, as in core)", imp(path.join(work, "zod.mjs"))],
   ["import @toolbelt/core", imp(path.join(REPO, "packages/core/dist/index.js"))],
+  ["import yargs (as the CLI does)", imp(YARGS)],
   ["toolbelt --version", [node, BIN, "--version"]],
   ["toolbelt tools", [node, BIN, "tools"]],
-  ["toolbelt run read_file (one-shot bundle, npm's CommonJS bin)", [node, NPM_BIN, ...read]],
-  ["toolbelt run read_file (one-shot bundle, dist/bin.js)", [node, BIN, ...read]],
-  [
-    "toolbelt run read_file, usual path (TOOLBELT_NO_ONESHOT=1)",
-    [node, NPM_BIN, ...read],
-    { TOOLBELT_NO_ONESHOT: "1" },
-  ],
+  ["toolbelt run read_file", [node, NPM_BIN, ...read]],
 ];
 const counts = rows.map(([, argv, extra]) => instructions(argv, extra));
 const base = counts[0];
