@@ -32,8 +32,13 @@ export class LineSplitter {
     // A `\r` ended the last chunk: a `\n` opening this one belongs to that line break.
     if (this.#afterCr && chunk[0] === LF) start = 1;
     this.#afterCr = false;
+    // The next line break of each kind at or after `start`, each searched for again only once passed.
+    let lf = chunk.indexOf(LF, start);
+    let cr = this.loneCr ? chunk.indexOf(CR, start) : -1;
     while (start < chunk.length) {
-      const end = this.#lineEnd(chunk, start);
+      if (lf !== -1 && lf < start) lf = chunk.indexOf(LF, start);
+      if (cr !== -1 && cr < start) cr = chunk.indexOf(CR, start);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
       if (end === -1) {
         this.#take(chunk.subarray(start));
         return;
@@ -51,13 +56,6 @@ export class LineSplitter {
   /** The last line, when the input ended without a line break after it. */
   *end(): Generator<BoundedLine> {
     if (this.#size > 0 || this.#skipped) yield this.#finish();
-  }
-
-  #lineEnd(chunk: Buffer, start: number): number {
-    const lf = chunk.indexOf(LF, start);
-    if (!this.loneCr) return lf;
-    const cr = chunk.indexOf(CR, start);
-    return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
   }
 
   #take(piece: Buffer): void {
