@@ -16,7 +16,7 @@ beforeAll(() => {
   assertBuilt();
   root = tempRoot("tb-startup-");
   writeFileSync(path.join(root, "a.txt"), "hello\n");
-  // No user config from the machine running the tests: the manifest is for the default config.
+  // No user config from the machine running the tests: with none, `run` loads only its own families' keys.
   env = { TOOLBELT_CONFIG_DIR: tempRoot("tb-startup-user-"), TOOLBELT_TRUST: "" };
   // A resolve hook that records every module the CLI loads (one URL a line).
   const dir = tempRoot("tb-startup-hook-");
