@@ -7,8 +7,9 @@ import { defineConfig } from "tsup";
 // zod is a second copy, which zod 4 supports (instanceof by traits, one registry on globalThis).
 // Only the English locale is kept — the messages toolbelt shows are English.
 export default defineConfig({
+  // internal: the toolkit the built-in families share (no stability promise).
   // config-paths: a zod-free entry the CLI reads to learn whether any config exists (no zod loaded).
-  entry: ["src/index.ts", "src/config-paths.ts"],
+  entry: ["src/index.ts", "src/internal.ts", "src/config-paths.ts"],
   format: ["esm"],
   dts: true,
   clean: true,

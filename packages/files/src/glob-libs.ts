@@ -1,4 +1,4 @@
-import { requireLater } from "@toolbelt/core";
+import { requireLater } from "@toolbelt/core/internal";
 import type ignoreFactory from "ignore";
 import type picomatchFn from "picomatch";
 

@@ -1,14 +1,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  type BoundedFile,
-  normaliseError,
-  PathResolver,
-  readFileInRoot,
-  readRegularFile,
-  type Skill,
-} from "@toolbelt/core";
+import { normaliseError, type Skill } from "@toolbelt/core";
+import { type BoundedFile, PathResolver, readFileInRoot, readRegularFile } from "@toolbelt/core/internal";
 import type { SkippedFile } from "./instructions.js";
 
 const MAX_SKILL_BYTES = 256 * 1024;

@@ -1,4 +1,4 @@
-import { type CommandEnvPolicy, scrubCommandEnv } from "@toolbelt/core";
+import { type CommandEnvPolicy, scrubCommandEnv } from "@toolbelt/core/internal";
 
 /** The name of the variable that tags every process a command starts (see process-group.ts). */
 export const MARK_VARIABLE = "TOOLBELT_SHELL_MARK";

@@ -3,7 +3,8 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PROTECTED_PATHS, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { PROTECTED_PATHS } from "@toolbelt/core/internal";
 import { createCommandCgroup, removeCgroup } from "./cgroup.js";
 import { type SandboxMode, sandboxMode } from "./contrib.js";
 

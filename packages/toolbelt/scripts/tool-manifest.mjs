@@ -10,16 +10,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const { FAMILY_LOADERS, configContributions, createToolbelt, loadTrustedConfig } = await import(
-  "../dist/index.js"
-);
+import { loadTrustedConfig } from "@toolbelt/core/internal";
+
+const { FAMILY_NAMES, createToolbelt, loadFamilies } = await import("../dist/index.js");
 const { packageFingerprint, toolHelpText, toolsText } = await import("../dist/manifest.js");
 
 const PROFILES = ["default", "mewbo", "mouaif"];
 
 const families = {};
-for (const [family, load] of Object.entries(FAMILY_LOADERS)) {
-  const plugin = await load();
+const plugins = await loadFamilies(FAMILY_NAMES);
+for (const [i, family] of FAMILY_NAMES.entries()) {
+  const plugin = plugins[i];
   for (const tool of plugin.tools ?? []) {
     families[tool.name] ??= family;
     for (const variant of Object.values(tool.profiles ?? {})) if (variant) families[variant.name] ??= family;
@@ -70,7 +71,8 @@ try {
   const none = loadTrustedConfig(empty, {
     userConfig: false,
     trust: false,
-    contributions: configContributions([]),
+    // Every built-in family's config keys, as a session with no config knows them.
+    contributions: [...new Set(plugins.flatMap((p) => p.contributes?.config ?? []))],
   });
   if (JSON.stringify(none.config) !== config)
     throw new Error("the config with no config files is not the one the manifest's sessions ran with");

@@ -3,10 +3,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type Contributions,
-  checkPlugin,
   createSession,
   definePlugin,
-  loadTrustedConfig,
   type Plugin,
   type Session,
   type SessionOptions,
@@ -16,6 +14,7 @@ import {
   type TrustInfo,
 } from "@toolbelt/core";
 import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
+import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
 export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {

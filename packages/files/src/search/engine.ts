@@ -1,5 +1,6 @@
 import { accessSync, constants } from "node:fs";
-import { findExecutable, type ToolbeltConfig } from "@toolbelt/core";
+import type { ToolbeltConfig } from "@toolbelt/core";
+import { findExecutable } from "@toolbelt/core/internal";
 
 export type EngineName = "ripgrep" | "js";
 

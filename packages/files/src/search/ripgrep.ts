@@ -1,7 +1,8 @@
 import { isAscii } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import path from "node:path";
-import { requireLater, ToolbeltError } from "@toolbelt/core";
+import { ToolbeltError } from "@toolbelt/core";
+import { requireLater } from "@toolbelt/core/internal";
 import { comparePaths } from "../tree-order.js";
 import { type EngineResult, type FileMatches, type LineMatch, TopFiles } from "./results.js";
 
