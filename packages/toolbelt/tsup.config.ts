@@ -1,12 +1,9 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tsup.preset.js";
 
-export default defineConfig({
+export default packageBuild({
   // manifest.ts is an entry of its own so scripts/tool-manifest.mjs fingerprints packages as the CLI does.
   // oneshot.ts likewise, for scripts/oneshot-cache.mjs to load the bundle as bin.ts does.
   entry: ["src/index.ts", "src/bin.ts", "src/manifest.ts", "src/oneshot.ts"],
-  format: ["esm"],
   dts: { entry: "src/index.ts" },
-  clean: true,
-  target: "node20",
   splitting: true,
 });
