@@ -67,6 +67,7 @@ export {
   escapeName,
   escapePath,
   escapeText,
+  type UnescapeOptions,
   unescapeText,
   type VisibleText,
   visibleText,
