@@ -73,7 +73,7 @@ describe("escapeText", () => {
 
   it("reads one level of string-literal escaping with syntax string, and only that", () => {
     const string = { syntax: "string" } as const;
-    expect(unescapeText('say \\"hi\\"\\n\\u0041\\/\\\'x\\\\', string)).toBe("say \"hi\"\nA/'x\\");
+    expect(unescapeText('say \\"hi\\"\\n\\u0041\\/\\\'x\\\\', string)).toBe('say "hi"\nA/\'x\\');
     // The text format's own escapes are not a string literal's: left as they are.
     expect(unescapeText("\\x41\\u{42}", string)).toBe("\\x41\\u{42}");
     // And a quote or slash after a backslash is not the text format's escape: escapeText wrote it raw.

@@ -26,6 +26,7 @@ export {
 export { TRUST_FILE, userConfigDir } from "./config-paths.js";
 export { loadTrustedConfig, untrustedPart } from "./config-sources.js";
 export { defineBuiltinEvents } from "./contributions.js";
+export { ENV, type EnvVar, readEnv, renderEnvTable, toolbeltHome } from "./env-vars.js";
 export { EventStream, eventJsonSchema, eventTypes } from "./events.js";
 export { findExecutable, isExecutable } from "./executables.js";
 export { fingerprintOf } from "./ledger.js";

@@ -3,6 +3,8 @@
 // bound is refused before JSON.parse builds it (a 64 MiB line of `[` took 35 s and 2 GB to parse, and
 // writing its id back overflowed the stack and ended the session).
 
+import { ENV, readEnv } from "@toolbelt/core/internal";
+
 /** A line of exec's stdin (without its line break), or the size of one over the bound (not kept). */
 export type ExecLine = string | { overBytes: number };
 
@@ -14,9 +16,9 @@ const CR = 0x0d;
 
 /** The byte bound of one line: TOOLBELT_EXEC_MAX_LINE_BYTES, else the larger of 64 MiB and 8× the write limit. */
 export function execLineBound(fileWriteMaxBytes: number): number {
-  const fromEnv = Number(process.env.TOOLBELT_EXEC_MAX_LINE_BYTES);
-  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
-  return Math.max(DEFAULT_EXEC_LINE_BYTES, 8 * fileWriteMaxBytes);
+  return (
+    readEnv(ENV.TOOLBELT_EXEC_MAX_LINE_BYTES) ?? Math.max(DEFAULT_EXEC_LINE_BYTES, 8 * fileWriteMaxBytes)
+  );
 }
 
 /**
