@@ -18,6 +18,7 @@ export default defineConfig({
       "@toolbelt/projects/contrib": contrib("projects"),
       "@toolbelt/ui/contrib": contrib("ui"),
       "@toolbelt/bridge/wire": fileURLToPath(new URL("./packages/bridge/src/wire.ts", import.meta.url)),
+      "@toolbelt/core/internal": fileURLToPath(new URL("./packages/core/src/internal.ts", import.meta.url)),
       "@toolbelt/core/config-paths": fileURLToPath(
         new URL("./packages/core/src/config-paths.ts", import.meta.url),
       ),

@@ -1,9 +1,3 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tsup.preset.js";
 
-export default defineConfig({
-  entry: ["src/index.ts", "src/contrib.ts"],
-  format: ["esm"],
-  dts: true,
-  clean: true,
-  target: "node20",
-});
+export default packageBuild({ entry: ["src/index.ts", "src/contrib.ts"] });

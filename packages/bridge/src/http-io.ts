@@ -2,7 +2,7 @@
 // server and the console's test fake both answer through these, so they answer alike.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core/internal";
 import { errorBody, HttpError, MAX_BODY_BYTES } from "./wire.js";
 
 /** The body as JSON (undefined when empty): 413 past {@link MAX_BODY_BYTES}, 400 too deep or not JSON. */

@@ -3,7 +3,6 @@
 // server side of client-brought tools (ClientToolHub, PendingRequests) and the client SDK (connectClient).
 
 // The JSON depth bound is core's (one bound for tool inputs, bodies and messages).
-export { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
 export {
   type BridgeClient,
   type ClientStatus,

@@ -300,7 +300,13 @@ describe("a crash between the record and the write", () => {
     // The child runs the real store and atomic writer from this source tree, bundled.
     const bundle = path.join(temp("tb-cp-bundle-"), "core.mjs");
     await build({
-      entryPoints: [fileURLToPath(new URL("./index.ts", import.meta.url))],
+      // The store and the writer are core's own (not exported): bundled from their modules.
+      stdin: {
+        contents:
+          'export { CheckpointStore, checkpointsConfigSchema } from "./checkpoints.js";\nexport { writeFileAtomic } from "./atomic-write.js";\n',
+        resolveDir: fileURLToPath(new URL(".", import.meta.url)),
+        loader: "ts",
+      },
       bundle: true,
       platform: "node",
       format: "esm",

@@ -4,6 +4,7 @@
  * that made the model write it, so toolbelt's own token (which approves calls over the HTTP API),
  * cloud keys and API tokens stay with toolbelt unless the user lets a name through.
  */
+import { ENV, SECRET_ENV_NAMES } from "./env-vars.js";
 
 /** Names a command needs for ordinary work; kept even where a deny pattern would match them. */
 export const COMMAND_ENV_KEEP: readonly string[] = [
@@ -22,7 +23,7 @@ export const COMMAND_ENV_KEEP: readonly string[] = [
   // ssh-agent holds the keys itself and answers signing requests; the socket path reveals no key.
   "SSH_AUTH_SOCK",
   // The shell family's process tag: every command must carry it (see the shell package).
-  "TOOLBELT_SHELL_MARK",
+  ENV.TOOLBELT_SHELL_MARK.name,
 ];
 
 /**
@@ -81,7 +82,7 @@ export const COMMAND_ENV_DENY: readonly string[] = [
  * Never passed on, whatever `allow` says: with it a command could approve its own calls over the
  * HTTP API.
  */
-export const COMMAND_ENV_NEVER: readonly string[] = ["TOOLBELT_TOKEN", "TOOLBELT_HTTP_TOKEN"];
+export const COMMAND_ENV_NEVER: readonly string[] = SECRET_ENV_NAMES;
 
 /** `agent.shell_env`: names or `*` globs to let through (`allow`) or to remove too (`deny`). */
 export interface CommandEnvPolicy {

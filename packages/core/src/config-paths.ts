@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { ENV, readEnv } from "./env-vars.js";
 
 // Where a session's settings can come from, as paths and names only. This module imports no zod and
 // nothing else of core, so a caller that only needs to know whether any settings exist (the CLI's
@@ -15,9 +16,9 @@ export const USER_CONFIG_FILE = "config.json";
 /** The list of projects the user marked trusted (`toolbelt trust DIR`), in the user config folder. */
 export const TRUST_FILE = "trusted-projects.json";
 /** Names the user config folder, overriding `$XDG_CONFIG_HOME/toolbelt`. */
-export const CONFIG_DIR_ENV = "TOOLBELT_CONFIG_DIR";
+export const CONFIG_DIR_ENV = ENV.TOOLBELT_CONFIG_DIR.name;
 /** `1` or `true` trusts the project (for a CI job that owns its checkout). */
-export const TRUST_ENV = "TOOLBELT_TRUST";
+export const TRUST_ENV = ENV.TOOLBELT_TRUST.name;
 
 /**
  * The user's own toolbelt folder: `$TOOLBELT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolbelt`, else
@@ -25,7 +26,7 @@ export const TRUST_ENV = "TOOLBELT_TRUST";
  * every project root, so the model's file tools cannot write it.
  */
 export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  const own = env[CONFIG_DIR_ENV];
+  const own = readEnv(ENV.TOOLBELT_CONFIG_DIR, env);
   if (own) return path.resolve(own);
   const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
   return path.join(base, "toolbelt");

@@ -71,6 +71,27 @@ describe("escapeText", () => {
     expect(unescapeText(escapeText("a\\\\b"))).toBe("a\\\\b");
   });
 
+  it("reads one level of string-literal escaping with syntax string, and only that", () => {
+    const string = { syntax: "string" } as const;
+    expect(unescapeText('say \\"hi\\"\\n\\u0041\\/\\\'x\\\\', string)).toBe('say "hi"\nA/\'x\\');
+    // The text format's own escapes are not a string literal's: left as they are.
+    expect(unescapeText("\\x41\\u{42}", string)).toBe("\\x41\\u{42}");
+    // And a quote or slash after a backslash is not the text format's escape: escapeText wrote it raw.
+    expect(escapeText('a\\"b\\/c')).toBe('a\\"b\\/c');
+    expect(unescapeText('a\\"b\\/c')).toBe('a\\"b\\/c');
+  });
+
+  it("undoes JSON.stringify's escaping of any string with syntax string", () => {
+    // \b and \f (JSON's backspace and form feed) are not read: a model escaping by hand writes \n and \t.
+    const noBackspaceOrFormFeed = (s: string) => !/[\b\f]/.test(s);
+    fc.assert(
+      fc.property(fc.oneof(nasty, fc.string({ unit: "binary" })).filter(noBackspaceOrFormFeed), (s) => {
+        expect(unescapeText(JSON.stringify(s).slice(1, -1), { syntax: "string" })).toBe(s);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("display mode keeps backslashes and the characters asked for", () => {
     expect(escapeText('printf "a\\n"\t\x1b', { keep: "\t", reversible: false })).toBe('printf "a\\n"\t\\x1B');
   });

@@ -141,12 +141,28 @@ export function escapePath(path: string): string {
   return path.split("/").map(escapeName).join("/");
 }
 
-const ESCAPE = /\\(\\|n|r|t|x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]{1,6}\})/g;
+/** The escapes escapeText writes: `\\`, `\n`, `\r`, `\t`, `\xHH`, `\u{H…}`. */
+const TEXT_ESCAPE = /\\(\\|n|r|t|x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]{1,6}\})/g;
+/** One level of JSON/JavaScript string-literal escaping: `\\`, `\n`, `\r`, `\t`, `\"`, `\'`, `\/`, `\uHHHH`. */
+const STRING_ESCAPE = /\\(\\|n|r|t|u[0-9A-Fa-f]{4}|["'/])/g;
 
-/** The inverse of `escapeText`/`escapeName`: a backslash not starting an escape stays as it is. */
-export function unescapeText(text: string): string {
+export type UnescapeOptions = {
+  /**
+   * Which escapes to read. `text` (the default): those escapeText and escapeName write, so that
+   * `unescapeText(escapeText(s)) === s`. `string`: one level of JSON/JavaScript string escaping, for
+   * text a model sent still escaped (`\"`, `\'` and `\/` too, which `text` must leave alone: escapeText
+   * writes a backslash before them as it is).
+   */
+  syntax?: "text" | "string";
+};
+
+/**
+ * The one unescaper: the inverse of `escapeText`/`escapeName`, or with `{ syntax: "string" }` of a
+ * string literal's escaping. A backslash that starts no escape of the syntax stays as it is.
+ */
+export function unescapeText(text: string, options: UnescapeOptions = {}): string {
   if (!text.includes("\\")) return text;
-  return text.replace(ESCAPE, (whole, body: string) => {
+  return text.replace(options.syntax === "string" ? STRING_ESCAPE : TEXT_ESCAPE, (whole, body: string) => {
     switch (body[0]) {
       case "\\":
         return "\\";
@@ -158,10 +174,14 @@ export function unescapeText(text: string): string {
         return "\t";
       case "x":
         return String.fromCharCode(Number.parseInt(body.slice(1), 16));
-      default: {
+      case "u": {
+        if (body[1] !== "{") return String.fromCharCode(Number.parseInt(body.slice(1), 16));
         const cp = Number.parseInt(body.slice(2, -1), 16);
         return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
       }
+      default:
+        // A quote or a slash (string syntax only).
+        return body;
     }
   });
 }

@@ -1,98 +1,41 @@
-// The public API of @toolbelt/core. Internal helpers (the lenient symlink walk, the listener sets)
-// are deliberately not exported.
+// The public API of @toolbelt/core: the contract a plugin author writes against and an SDK user reads.
+// Changing it is a breaking change for someone: `npm run api:check` compares it with the checked-in
+// report (api/core.api.md), and `npm run api:update` rewrites the report when a change is meant.
+//
+// Deliberately not here: the toolkit the built-in families share (bounded reads, safe opens, process
+// tracking, the permission engine, the trust store, ...). It lives in `@toolbelt/core/internal`, which
+// carries no stability promise. Classes a session hands out (PathResolver, ReadLedger, EventStream,
+// SessionCheckpoints) are exported as types only: a caller uses the session's, never builds one.
 
-// zod, bundled into this file (see tsup.config.ts): the built-in families take `z` from here.
+// zod, bundled into core's file (see tsup.config.ts): the built-in families take `z` from here.
 export { z } from "zod";
-export {
-  type AtomicWriteOptions,
-  type AtomicWriteResult,
-  KeyedLock,
-  removeFileAt,
-  writeFileAtomic,
-} from "./atomic-write.js";
-export {
-  type BoundedFile,
-  type BoundedReadOptions,
-  type BoundedReadRefusal,
-  MAX_CONFIG_BYTES,
-  readDescriptorBounded,
-  readFileInRoot,
-  readHandleBounded,
-  readRegularFile,
-} from "./bounded-read.js";
-export {
-  type CheckpointFileDiff,
-  type RestoreResult,
-  type RestoreWriter,
-  SessionCheckpoints,
-} from "./checkpoint-api.js";
-export {
-  type Checkpoint,
-  type CheckpointFile,
-  type CheckpointRecorder,
-  CheckpointStore,
-  type CheckpointsConfig,
-  type Conflict,
-  checkpointDir,
-  checkpointsConfigSchema,
-  type FileState,
-  type RecordedFile,
-} from "./checkpoints.js";
-export {
-  COMMAND_ENV_DENY,
-  COMMAND_ENV_KEEP,
-  COMMAND_ENV_NEVER,
-  type CommandEnvPolicy,
-  commandEnvVerdict,
-  envNameMatches,
-  scrubbedNames,
-  scrubCommandEnv,
-} from "./command-env.js";
-export {
-  agentSchema,
-  CONFIG_FILE,
-  type ContributedAgentConfig,
-  type ContributedAgentConfigInput,
-  type ContributedConfig,
-  type ContributedConfigInput,
-  type ContributedToolFields,
-  composeConfigSchema,
-  configContributionsOf,
-  configSchema,
-  EDIT_BACKENDS,
-  type EditBackend,
-  type Limits,
-  limitsSchema,
-  loadConfig,
-  mergeDeep,
-  type ParseOptions,
-  PERMISSION_MODES,
-  type PermissionEntry,
-  type PermissionMode,
-  parseConfig,
-  permissionEntrySchema,
-  readConfigFile,
-  type ToolbeltConfig,
-  type ToolbeltConfigInput,
-  type ToolSearchMode,
-  toolSearchMode,
+export type { AtomicWriteOptions, AtomicWriteResult } from "./atomic-write.js";
+export type { CheckpointFileDiff, RestoreResult, SessionCheckpoints } from "./checkpoint-api.js";
+export type { Checkpoint, CheckpointFile, Conflict, FileState } from "./checkpoints.js";
+export type {
+  ContributedAgentConfig,
+  ContributedAgentConfigInput,
+  ContributedConfig,
+  ContributedConfigInput,
+  ContributedToolFields,
+  EditBackend,
+  Limits,
+  ParseOptions,
+  PermissionEntry,
+  PermissionMode,
+  ToolbeltConfig,
+  ToolbeltConfigInput,
+  ToolSearchMode,
 } from "./config.js";
-export {
-  type ConfigLayer,
-  type ConfigSourceOptions,
-  type IgnoredSetting,
-  loadTrustedConfig,
-  mergeLayers,
-  untrustedPart,
-} from "./config-sources.js";
-export { type GatheredContributions, gatherContributions } from "./contribution-set.js";
+export { parseConfig } from "./config.js";
+export { type ConfigLayer, type IgnoredSetting, mergeLayers } from "./config-sources.js";
+export type { GatheredContributions } from "./contribution-set.js";
 export {
   type ConfigContribution,
   type ContributedKey,
   type ContributedKeys,
   type Contributions,
   DROP,
-  defineBuiltinEvents,
   defineConfigSection,
   defineEvents,
   type EventContribution,
@@ -115,54 +58,29 @@ export {
 } from "./errors.js";
 export {
   type Elided,
-  ESCAPE_LEGEND,
   type EscapeOptions,
   elideMiddle,
   escapeName,
   escapePath,
   escapeText,
-  SPACE_RUN_MIN,
+  type UnescapeOptions,
   unescapeText,
   type VisibleText,
   visibleText,
 } from "./escape.js";
-export {
-  composeEventSchema,
-  EVENT_SCHEMA_VERSION,
-  EVENT_TYPES,
-  type EventFieldsOf,
-  type EventInput,
-  type EventMap,
-  type EventOf,
+export type {
+  EventFieldsOf,
+  EventInput,
+  EventMap,
+  EventOf,
   EventStream,
-  type EventType,
-  eventJsonSchema,
-  eventSchema,
-  eventSchemas,
-  eventTypes,
-  type ToolbeltEvent,
+  EventType,
+  ToolbeltEvent,
 } from "./events.js";
-export { findExecutable, isExecutable } from "./executables.js";
-export { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from "./json-depth.js";
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
-export { type FileFingerprint, fingerprintOf, type LineWindow, ReadLedger } from "./ledger.js";
-export { PathResolver, type ResolvedPath } from "./paths.js";
+export type { FileFingerprint, LineWindow, ReadLedger } from "./ledger.js";
+export type { PathResolver, ResolvedPath } from "./paths.js";
 export {
-  allowlistFilter,
-  checkToolKeys,
-  DEFAULT_MODES,
-  type Decision,
-  decide,
-  FILE_TOOLS_KEY,
-  knownToolKeys,
-  listingDecision,
-  type NamedTool,
-  type PolicySubject,
-  policyKeys,
-  toolEnabled,
-} from "./permissions.js";
-export {
-  checkPlugin,
   type DoctorCheck,
   type DoctorContext,
   definePlugin,
@@ -171,24 +89,7 @@ export {
   type PluginInput,
   type Skill,
 } from "./plugin.js";
-export { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
-export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
-export { renderPayload } from "./render.js";
-export {
-  type CommandPart,
-  commandRuleMatches,
-  pathRuleMatches,
-  type RuleSubjects,
-  type RulesConfig,
-} from "./rules.js";
-export { CheckedDir, DirRef, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
-export {
-  type BudgetedCallOptions,
-  BudgetedWorker,
-  REGEX_BUDGET_MS,
-  type SafeTestOptions,
-  testLinesSafely,
-} from "./safe-regex.js";
+export type { CommandPart, RuleSubjects } from "./rules.js";
 export {
   type BoundToolSchema,
   inputJsonSchema,
@@ -213,7 +114,6 @@ export {
   Session,
   type SessionOptions,
 } from "./session.js";
-export { stateDir } from "./temp-files.js";
 export {
   type CountHeader,
   countWithCap,
@@ -245,35 +145,12 @@ export {
   type AfterToolCallInfo,
   type BeforeToolCallAnswer,
   type BeforeToolCallHook,
-  DEFAULT_COMMAND_HOOK_TIMEOUT_MS,
-  describeHooks,
   FUNCTION_HOOK_TIMEOUT_MS,
-  HOOK_DENY_EXIT,
-  HOOK_OUTPUT_MAX_BYTES,
   type HookEntry,
   type ToolCallHooks,
   type ToolCallInfo,
   type ToolHooksConfig,
 } from "./tool-hooks.js";
-export { discoveredFromHistory, searchTools, toolSearchTool } from "./tool-search.js";
-export {
-  type FileChange,
-  runTransaction,
-  type TransactionEnv,
-  type TransactionResult,
-  type WriteFilesOptions,
-} from "./transaction.js";
-export { type TrustInfo, UNTRUSTED } from "./trust.js";
-export {
-  addTrustedProject,
-  listTrustedProjects,
-  type ProjectTrustOptions,
-  projectTrust,
-  removeTrustedProject,
-  TRUST_FILE,
-  type TrustedProject,
-  trustedEntryFor,
-  USER_CONFIG_FILE,
-  userConfigDir,
-} from "./trust-store.js";
-export { undoTool } from "./undo-tool.js";
+export { discoveredFromHistory } from "./tool-search.js";
+export type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
+export type { TrustInfo } from "./trust.js";

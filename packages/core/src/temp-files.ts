@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { promises as fs, readdirSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { ENV, readEnv, toolbeltHome } from "./env-vars.js";
 import { DirRef } from "./safe-open.js";
 
 // The atomic writer's temporary files are `.<name>.<pid: 8 hex><random: 8 hex>.tbtmp`, beside the
@@ -88,10 +88,7 @@ export async function sweepOnFirstWrite(dir: DirRef): Promise<void> {
 
 /** Where the journals live: `$TOOLBELT_STATE_DIR`, else `$TOOLBELT_HOME/state`, else `~/.toolbelt/state`. */
 export function stateDir(): string {
-  const explicit = process.env.TOOLBELT_STATE_DIR;
-  if (explicit) return explicit;
-  const home = process.env.TOOLBELT_HOME || path.join(os.homedir(), ".toolbelt");
-  return path.join(home, "state");
+  return readEnv(ENV.TOOLBELT_STATE_DIR) ?? path.join(toolbeltHome(), "state");
 }
 
 function journalDir(): string {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { toolJsonSchema } from "./schema-export.js";
-import type { Binding } from "./session.js";
 import { renderText } from "./text-format.js";
 import { type AnyTool, asAnyTool, defineTool } from "./tool.js";
+import type { Binding } from "./tool-bindings.js";
 
 function tokens(text: string): string[] {
   return text

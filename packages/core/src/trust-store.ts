@@ -2,7 +2,8 @@ import { mkdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
 import { MAX_CONFIG_BYTES, readRegularFile } from "./bounded-read.js";
-import { TRUST_ENV, trustFile, userConfigDir } from "./config-paths.js";
+import { trustFile, userConfigDir } from "./config-paths.js";
+import { ENV, readEnv } from "./env-vars.js";
 import { ToolbeltError } from "./errors.js";
 
 export { TRUST_FILE, USER_CONFIG_FILE, userConfigDir } from "./config-paths.js";
@@ -147,8 +148,7 @@ export function projectTrust(
   const env = options.env ?? process.env;
   if (options.trust === true) return { trusted: true, reason: "--trust (or the SDK's trustProject)" };
   if (options.trust === false) return { trusted: false, reason: "trust refused by the caller" };
-  if (env[TRUST_ENV] === "1" || env[TRUST_ENV] === "true")
-    return { trusted: true, reason: "TOOLBELT_TRUST=1" };
+  if (readEnv(ENV.TOOLBELT_TRUST, env) === true) return { trusted: true, reason: "TOOLBELT_TRUST=1" };
   const userDir = options.userDir ?? userConfigDir(env);
   // With the root at or above the user config folder (a server started in the home directory), the
   // model's file tools can write the trust list: a recorded trust proves nothing there.

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { fingerprintOf, type ResolvedPath, ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { type ResolvedPath, ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { fingerprintOf } from "@toolbelt/core/internal";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import {
   decodeDocument,

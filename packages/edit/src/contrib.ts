@@ -2,13 +2,13 @@ import {
   type ConfigContribution,
   type ContributedKeys,
   defineConfigSection,
-  EDIT_BACKENDS,
   type EditBackend,
   type SectionInputs,
   type SectionValues,
   trustRules,
   z,
 } from "@toolbelt/core";
+import { EDIT_BACKENDS } from "@toolbelt/core/internal";
 
 // The edit family's config key and its choice of backend, light (zod and core types only).
 

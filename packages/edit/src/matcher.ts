@@ -1,3 +1,4 @@
+import { unescapeText } from "@toolbelt/core";
 import { rawText, type TextDocument, toLf } from "./document.js";
 import { columns, isBlank, leadingWhitespace, reindent, sameNesting } from "./indent.js";
 import { type NormalForm, normalForm } from "./normal-form.js";
@@ -603,23 +604,7 @@ function stageFormatting(
   return one(index, index.lineStarts[first] as number, lineEnd(index, last), replacement, "formatting");
 }
 
-const ESCAPE = /\\(?:[nrt"'\\/]|u[0-9a-fA-F]{4})/;
-
-/** Undoes one level of JSON/JS string escaping. */
-export function unescapeOnce(s: string): string {
-  return s.replace(/\\(u[0-9a-fA-F]{4}|[nrt"'\\/])/g, (_m, e: string) => {
-    switch (e) {
-      case "n":
-        return "\n";
-      case "r":
-        return "\r";
-      case "t":
-        return "\t";
-      default:
-        return e.length === 5 ? String.fromCharCode(Number.parseInt(e.slice(1), 16)) : e;
-    }
-  });
-}
+const STRING_SYNTAX = { syntax: "string" } as const;
 
 function describeLines(lines: number[], more = false): string {
   const shown = lines.slice(0, 10).join(", ");
@@ -726,20 +711,19 @@ function locateWithin(
   );
   if (first.kind === "one") return first.match;
   if (first.kind === "many") return ambiguous(first.lines, tried[tried.length - 1] as Strategy, first.more);
-  if (strategies.includes("unescaped") && ESCAPE.test(search)) {
-    const s = unescapeOnce(search);
-    if (s !== search && s.trim() !== "") {
-      const before = tried.length;
-      const again = run(
-        s,
-        unescapeOnce(replace),
-        strategies.filter((x) => x !== "unescaped"),
-      );
-      tried.splice(before);
-      if (!tried.includes("unescaped")) tried.push("unescaped");
-      if (again.kind === "one") return { ...again.match, via: again.match.strategy, strategy: "unescaped" };
-      if (again.kind === "many") return ambiguous(again.lines, "unescaped", again.more);
-    }
+  // A model that sent its text still JSON-escaped: read one level of string escaping off and retry.
+  const s = strategies.includes("unescaped") ? unescapeText(search, STRING_SYNTAX) : search;
+  if (s !== search && s.trim() !== "") {
+    const before = tried.length;
+    const again = run(
+      s,
+      unescapeText(replace, STRING_SYNTAX),
+      strategies.filter((x) => x !== "unescaped"),
+    );
+    tried.splice(before);
+    if (!tried.includes("unescaped")) tried.push("unescaped");
+    if (again.kind === "one") return { ...again.match, via: again.match.strategy, strategy: "unescaped" };
+    if (again.kind === "many") return ambiguous(again.lines, "unescaped", again.more);
   }
   const candidate = closestCandidate(doc, search, from);
   const triedText = tried.map(strategyLabel).join(", ");

@@ -1,7 +1,8 @@
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, fingerprintOf, type Payload, type Session } from "@toolbelt/core";
+import { createSession, type Payload, type Session } from "@toolbelt/core";
+import { fingerprintOf } from "@toolbelt/core/internal";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { family } from "./index.js";
 

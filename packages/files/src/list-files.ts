@@ -4,7 +4,6 @@ import {
   countWithCap,
   defineTool,
   escapePath,
-  listingDecision,
   renderText,
   renderTree,
   ToolbeltError,
@@ -12,6 +11,7 @@ import {
   type TreeEntry,
   z,
 } from "@toolbelt/core";
+import { listingDecision } from "@toolbelt/core/internal";
 import { loadPicomatch } from "./glob-libs.js";
 import { decodeText, imageMimeType } from "./text-decode.js";
 import { comparePaths } from "./tree-order.js";

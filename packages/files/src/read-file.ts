@@ -1,13 +1,6 @@
 import { closeSync, fstatSync, readSync, type Stats } from "node:fs";
-import {
-  defineTool,
-  fingerprintOf,
-  type LineWindow,
-  renderText,
-  ToolbeltError,
-  type ToolContext,
-  z,
-} from "@toolbelt/core";
+import { defineTool, type LineWindow, renderText, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import { fingerprintOf } from "@toolbelt/core/internal";
 import { decodeText, imageMimeType, type TextEncoding } from "./text-decode.js";
 
 /** Files larger than this are not read whole for a window (hashing needs every byte). */

@@ -3,7 +3,6 @@ import path from "node:path";
 import {
   countWithCap,
   defineTool,
-  listingDecision,
   type ResolvedPath,
   renderText,
   renderTree,
@@ -11,6 +10,7 @@ import {
   type ToolContext,
   z,
 } from "@toolbelt/core";
+import { listingDecision } from "@toolbelt/core/internal";
 import { chooseEngine } from "./search/engine.js";
 import { searchWithJs } from "./search/js-search.js";
 import { compileQuery } from "./search/regex.js";

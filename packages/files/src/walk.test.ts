@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { hasProcFd } from "@toolbelt/core";
+import { hasProcFd } from "@toolbelt/core/internal";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   ancestorLevels,

@@ -12,7 +12,8 @@ import {
   statSync,
 } from "node:fs";
 import path from "node:path";
-import { CheckedDir, openForReadSync, ToolbeltError } from "@toolbelt/core";
+import { ToolbeltError } from "@toolbelt/core";
+import { CheckedDir, openForReadSync } from "@toolbelt/core/internal";
 import type { Ignore } from "ignore";
 import { loadIgnore, loadPicomatch } from "./glob-libs.js";
 import { compareNames } from "./tree-order.js";

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { ToolbeltError, trackProcessGroup, untrackProcessGroup } from "@toolbelt/core";
+import { ToolbeltError } from "@toolbelt/core";
+import { trackProcessGroup, untrackProcessGroup } from "@toolbelt/core/internal";
 import {
   CancellationTokenSource,
   createMessageConnection,

@@ -1,7 +1,8 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type CommandSpec, type LaunchPurpose, parseConfig, UNTRUSTED } from "@toolbelt/core";
+import { type CommandSpec, type LaunchPurpose, parseConfig } from "@toolbelt/core";
+import { UNTRUSTED } from "@toolbelt/core/internal";
 import { afterEach, describe, expect, it } from "vitest";
 import { hostForRoot, type LaunchHost, serverCommand } from "./launch.js";
 import type { ServerSpec } from "./servers.js";

@@ -1,13 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
-import {
-  type CommandSpec,
-  type LaunchPurpose,
-  projectTrust,
-  scrubCommandEnv,
-  type ToolbeltConfig,
-  type TrustInfo,
-  UNTRUSTED,
-} from "@toolbelt/core";
+import type { CommandSpec, LaunchPurpose, ToolbeltConfig, TrustInfo } from "@toolbelt/core";
+import { projectTrust, scrubCommandEnv, UNTRUSTED } from "@toolbelt/core/internal";
 import { resolveServerCommand, type ServerSpec } from "./servers.js";
 
 /**

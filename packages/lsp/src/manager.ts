@@ -1,5 +1,6 @@
 import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { ENV, readEnv } from "@toolbelt/core/internal";
 import { type DiagnosticsOutcome, LspClient } from "./client.js";
 import { hostForRoot, type LaunchHost, STANDALONE_HOST } from "./launch.js";
 import { projectFiles } from "./project-files.js";
@@ -52,19 +53,10 @@ export type LspFamilyOptions = {
 };
 
 export function resolveOptions(options: LspFamilyOptions): Required<LspFamilyOptions> {
-  const env = process.env.TOOLBELT_LSP_FALLBACK;
-  const envTs = process.env.TOOLBELT_LSP_TS_SERVER;
   return {
-    fallback:
-      env === "1" || env === "force"
-        ? "force"
-        : env === "0" || env === "off"
-          ? "off"
-          : (options.fallback ?? "auto"),
+    fallback: readEnv(ENV.TOOLBELT_LSP_FALLBACK) ?? options.fallback ?? "auto",
     typescriptServer:
-      envTs === "tsgo" || envTs === "typescript-language-server"
-        ? envTs
-        : (options.typescriptServer ?? "typescript-language-server"),
+      readEnv(ENV.TOOLBELT_LSP_TS_SERVER) ?? options.typescriptServer ?? "typescript-language-server",
     diagnosticsTimeoutMs: options.diagnosticsTimeoutMs ?? 15_000,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
   };

@@ -10,14 +10,8 @@ import {
   statSync,
 } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import {
-  openForRead,
-  PathResolver,
-  type ResolvedPath,
-  readDescriptorBounded,
-  readHandleBounded,
-  ToolbeltError,
-} from "@toolbelt/core";
+import { type ResolvedPath, ToolbeltError } from "@toolbelt/core";
+import { openForRead, PathResolver, readDescriptorBounded, readHandleBounded } from "@toolbelt/core/internal";
 
 /**
  * How the lsp family reads a project file: only when its real path is inside the root, through core's

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { findExecutable, isExecutable, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { findExecutable, isExecutable } from "@toolbelt/core/internal";
 
 /** How a server's diagnostics are collected. */
 export type DiagnosticsMode =

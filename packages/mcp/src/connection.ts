@@ -8,6 +8,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ToolbeltError } from "@toolbelt/core";
+import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { ServerSpec } from "./server-config.js";
 
 export type ServerState = "starting" | "ready" | "failed" | "crashed" | "closed";
@@ -23,24 +24,18 @@ const MAX_LISTED_TOOLS = 1_000;
 // Tools of a list_changed burst are fetched once.
 const RELIST_DEBOUNCE_MS = 50;
 
-export function envMs(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
-
 /** The environment a stdio server gets: ours (minus nesting state), then the entry's env on top. */
 function childEnv(spec: ServerSpec & { transport: "stdio" }): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
   // A toolbelt started as a server counts how deep it is, so a project naming itself cannot recurse forever.
-  env.TOOLBELT_MCP_DEPTH = String(mcpDepth() + 1);
+  env[ENV.TOOLBELT_MCP_DEPTH.name] = String(mcpDepth() + 1);
   return { ...env, ...spec.env };
 }
 
 /** How many toolbelt MCP clients started this process (0 for a toolbelt started by a person). */
 export function mcpDepth(): number {
-  const depth = Number(process.env.TOOLBELT_MCP_DEPTH);
-  return Number.isInteger(depth) && depth > 0 ? depth : 0;
+  return readEnv(ENV.TOOLBELT_MCP_DEPTH) ?? 0;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
@@ -120,7 +115,9 @@ export class McpConnection {
   }
 
   /** Connects and lists the tools within `timeoutMs`; never throws (the state says what happened). */
-  async start(timeoutMs = envMs("TOOLBELT_MCP_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT_MS)): Promise<void> {
+  async start(
+    timeoutMs = readEnv(ENV.TOOLBELT_MCP_START_TIMEOUT_MS) ?? DEFAULT_START_TIMEOUT_MS,
+  ): Promise<void> {
     const started = performance.now();
     const client = new Client({ name: "toolbelt", version: "0.1.0" }, { capabilities: {} });
     this.#client = client;
@@ -211,7 +208,7 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     const client = this.#client;
     if (this.state !== "ready" || !client) throw this.unavailable();
-    const timeout = envMs("TOOLBELT_MCP_CALL_TIMEOUT_MS", DEFAULT_CALL_TIMEOUT_MS);
+    const timeout = readEnv(ENV.TOOLBELT_MCP_CALL_TIMEOUT_MS) ?? DEFAULT_CALL_TIMEOUT_MS;
     try {
       const result = await client.callTool({ name: tool, arguments: args }, undefined, {
         timeout,

@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import type { BoundedFile, ToolbeltConfig } from "@toolbelt/core";
-import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile, ToolbeltError, z } from "@toolbelt/core";
+import type { ToolbeltConfig } from "@toolbelt/core";
+import { ToolbeltError, z } from "@toolbelt/core";
 import { MCP_JSON } from "@toolbelt/core/config-paths";
+import type { BoundedFile } from "@toolbelt/core/internal";
+import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile } from "@toolbelt/core/internal";
 import type { McpServerConfig } from "./contrib.js";
 
 /** The file, at the project root, in the common `{ "mcpServers": { ... } }` format (named once, in core). */

@@ -1,8 +1,8 @@
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { MAX_CONFIG_BYTES, readFileInRoot, type ToolbeltConfig } from "@toolbelt/core";
+import type { ToolbeltConfig } from "@toolbelt/core";
+import { MAX_CONFIG_BYTES, readFileInRoot, toolbeltHome } from "@toolbelt/core/internal";
 import { gitInfo, listWorktrees } from "./git.js";
-import { toolbeltHome } from "./skills.js";
 
 export type ProjectKind = "configured" | "managed" | "worktree" | "repository";
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { findExecutable } from "@toolbelt/core";
+import { findExecutable } from "@toolbelt/core/internal";
 
 const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
 

@@ -21,7 +21,6 @@ export {
   projectSkills,
   readSkill,
   type SkillReadOptions,
-  toolbeltHome,
   userSkills,
 } from "./skills.js";
 export { configForSwitch } from "./switch-config.js";

@@ -1,4 +1,5 @@
-import { normaliseError, readFileInRoot } from "@toolbelt/core";
+import { normaliseError } from "@toolbelt/core";
+import { readFileInRoot } from "@toolbelt/core/internal";
 
 export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md"] as const;
 export const MAX_INSTRUCTION_CHARS = 40_000;

@@ -1,14 +1,13 @@
 import { existsSync, readdirSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { normaliseError, type Skill } from "@toolbelt/core";
 import {
   type BoundedFile,
-  normaliseError,
   PathResolver,
   readFileInRoot,
   readRegularFile,
-  type Skill,
-} from "@toolbelt/core";
+  toolbeltHome,
+} from "@toolbelt/core/internal";
 import type { SkippedFile } from "./instructions.js";
 
 const MAX_SKILL_BYTES = 256 * 1024;
@@ -22,11 +21,6 @@ const MAX_SKILL_BYTES = 256 * 1024;
 export interface SkillReadOptions {
   root?: string;
   skipped?: SkippedFile[];
-}
-
-/** toolbelt's user folder: $TOOLBELT_HOME, else ~/.toolbelt. */
-export function toolbeltHome(): string {
-  return process.env.TOOLBELT_HOME || path.join(os.homedir(), ".toolbelt");
 }
 
 /** Reads `key: value` lines of a leading `---` front matter block; quotes around values are dropped. */

@@ -1,14 +1,13 @@
 import path from "node:path";
+import { parseConfig, type ToolbeltConfig } from "@toolbelt/core";
 import {
   CONFIG_FILE,
   configContributionsOf,
   mergeDeep,
-  parseConfig,
   projectTrust,
   readConfigFile,
-  type ToolbeltConfig,
   untrustedPart,
-} from "@toolbelt/core";
+} from "@toolbelt/core/internal";
 
 /**
  * The config a session runs with after switching into `root`: the target's configs/app.json is layered

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { ENV, readEnv } from "@toolbelt/core/internal";
 
 /**
  * A cgroup per command: membership is something a process cannot shed (a sandboxed command cannot
@@ -62,7 +63,7 @@ let cached: CgroupSupport | undefined;
 /** Where this process may create command cgroups; probed once per process. */
 export function cgroupSupport(): CgroupSupport {
   if (cached) return cached;
-  if (process.platform !== "linux" || process.env.TOOLBELT_SHELL_CGROUPS === "0") {
+  if (process.platform !== "linux" || readEnv(ENV.TOOLBELT_SHELL_CGROUPS) === false) {
     cached = { base: undefined, kind: undefined, pidsMax: false, reason: "cgroups not used here" };
     return cached;
   }

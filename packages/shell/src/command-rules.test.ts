@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { type ApprovalPrompt, createSession, decide, parseConfig } from "@toolbelt/core";
+import { type ApprovalPrompt, createSession, parseConfig } from "@toolbelt/core";
+import { decide } from "@toolbelt/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { commandLineParts, MAX_RULE_COMMAND_CHARS } from "./command-rules.js";
 import { family } from "./index.js";

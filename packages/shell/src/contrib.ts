@@ -2,7 +2,6 @@ import {
   type ConfigContribution,
   type ContributedKeys,
   DROP,
-  defineBuiltinEvents,
   defineConfigSection,
   type EventFieldsOf,
   type SectionInputs,
@@ -11,6 +10,7 @@ import {
   trustRules,
   z,
 } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 
 export type SandboxMode = "required" | "best-effort" | "off";
 

@@ -1,7 +1,7 @@
-import { type CommandEnvPolicy, scrubCommandEnv } from "@toolbelt/core";
+import { type CommandEnvPolicy, ENV, scrubCommandEnv } from "@toolbelt/core/internal";
 
 /** The name of the variable that tags every process a command starts (see process-group.ts). */
-export const MARK_VARIABLE = "TOOLBELT_SHELL_MARK";
+export const MARK_VARIABLE = ENV.TOOLBELT_SHELL_MARK.name;
 /**
  * A command run by a toolbelt that itself runs under a toolbelt shell keeps the outer marks too,
  * so the outer one still finds it: the value is a list of marks.

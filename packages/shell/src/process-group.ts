@@ -228,4 +228,4 @@ async function terminateNow(target: Target, graceMs: number): Promise<TerminateR
 
 // Safety net: if the host process exits without closing its sessions, take the groups along (core's
 // one registry, shared with the language servers).
-export { trackProcessGroup as track, untrackProcessGroup as untrack } from "@toolbelt/core";
+export { trackProcessGroup as track, untrackProcessGroup as untrack } from "@toolbelt/core/internal";

@@ -30,24 +30,18 @@ export interface PtyAvailability {
   detail: string;
 }
 
-const loaded = new Map<string, Promise<PtyAvailability>>();
+let loaded: Promise<PtyAvailability> | undefined;
 
 /** The node-pty package used by default: a fork that ships prebuilt binaries. */
 export const DEFAULT_PTY_MODULE = "@lydell/node-pty";
 
 /**
  * Loads node-pty on first use only, so a missing or broken native module costs nothing until
- * `tty: true` is asked for. `TOOLBELT_PTY_MODULE` names another package with the node-pty API
- * (for example `node-pty`).
+ * `tty: true` is asked for. Always the one package: which code runs is not an environment setting.
  */
 export function loadPty(): Promise<PtyAvailability> {
-  const name = process.env.TOOLBELT_PTY_MODULE || DEFAULT_PTY_MODULE;
-  let promise = loaded.get(name);
-  if (!promise) {
-    promise = importPty(name);
-    loaded.set(name, promise);
-  }
-  return promise;
+  loaded ??= importPty(DEFAULT_PTY_MODULE);
+  return loaded;
 }
 
 function importPty(name: string): Promise<PtyAvailability> {

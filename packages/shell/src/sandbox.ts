@@ -3,7 +3,8 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PROTECTED_PATHS, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
+import { ENV, PROTECTED_PATHS, readEnv } from "@toolbelt/core/internal";
 import { createCommandCgroup, removeCgroup } from "./cgroup.js";
 import { type SandboxMode, sandboxMode } from "./contrib.js";
 
@@ -32,12 +33,11 @@ export type NetworkOffMechanism = "netns" | "landlock" | "unavailable";
 /** Landlock's TCP rules (connect, bind) came with ABI 4. */
 export const LANDLOCK_NET_ABI = 4;
 
-/** Test and diagnosis knob: only this mechanism may be used (`netns` or `landlock`). */
-const NETWORK_VIA = "TOOLBELT_SANDBOX_NETWORK_VIA";
+/** Diagnosis: only this mechanism may be used (`netns` or `landlock`). */
+const NETWORK_VIA = ENV.TOOLBELT_SANDBOX_NETWORK_VIA.name;
 
 function forcedVia(): "netns" | "landlock" | undefined {
-  const v = process.env[NETWORK_VIA];
-  return v === "netns" || v === "landlock" ? v : undefined;
+  return readEnv(ENV.TOOLBELT_SANDBOX_NETWORK_VIA);
 }
 
 export function networkOff(config: ToolbeltConfig): boolean {
@@ -178,7 +178,7 @@ export function confinedReadPaths(config: ToolbeltConfig, root: string, extra: s
 
 function candidates(): string[] {
   // An explicit helper replaces the search (a missing one then means: no sandbox).
-  const explicit = process.env.TOOLBELT_SANDBOX_HELPER;
+  const explicit = readEnv(ENV.TOOLBELT_SANDBOX_HELPER);
   if (explicit) return [explicit];
   // The same relative path from src/ (tests) and from dist/ (the built package).
   return [fileURLToPath(new URL("../bin/toolbelt-sandbox", import.meta.url))];
@@ -210,7 +210,7 @@ const cache = new Map<string, { probe: SandboxProbe; built: number }>();
 
 /** Finds the helper and asks it for the Landlock ABI; done once per process (and helper override). */
 export function probeSandbox(): SandboxProbe {
-  const key = process.env.TOOLBELT_SANDBOX_HELPER ?? "";
+  const key = readEnv(ENV.TOOLBELT_SANDBOX_HELPER) ?? "";
   const cached = cache.get(key);
   // A helper removed, added or rebuilt since the probe is probed again: a rebuilt one may offer more
   // (or less), and an old probe must not promise what the new binary does not do.

@@ -1,6 +1,7 @@
 import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ShellSessionList, ShellSessionView, ShellStarted } from "./payloads.js";
+import { ShellState } from "./shell-state.js";
 import { openSession, processesWithArgs, removeDir, sleep, tempDir } from "./test-harness.js";
 
 let root: string;
@@ -265,17 +266,14 @@ describe("session cap", () => {
   });
 
   it("reaps an idle running session when the cap is reached", async () => {
-    process.env.TOOLBELT_SHELL_IDLE_MS = "300";
-    try {
-      const s = await session({ limits: { shellMaxSessions: 1 } });
-      const idle = await start(s, "sleep 3311");
-      await sleep(400);
-      const next = await start(s, "sleep 3312");
-      expect(next.reaped).toEqual([idle.shell_id]);
-      expect(processesWithArgs("sleep", "3311")).toEqual([]);
-    } finally {
-      delete process.env.TOOLBELT_SHELL_IDLE_MS;
-    }
+    const s = await session({ limits: { shellMaxSessions: 1 } });
+    // Idle after 300 ms instead of minutes: the state is the family's, shortened in process.
+    ShellState.of(s).idleMs = 300;
+    const idle = await start(s, "sleep 3311");
+    await sleep(400);
+    const next = await start(s, "sleep 3312");
+    expect(next.reaped).toEqual([idle.shell_id]);
+    expect(processesWithArgs("sleep", "3311")).toEqual([]);
   });
 
   it("ends every background session with the toolbelt session", async () => {

@@ -1,4 +1,5 @@
-import { defineTool, ToolbeltError, testLinesSafely, z } from "@toolbelt/core";
+import { defineTool, ToolbeltError, z } from "@toolbelt/core";
+import { testLinesSafely } from "@toolbelt/core/internal";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
 import type { ShellSessionList, ShellSessionView } from "./payloads.js";

@@ -24,11 +24,6 @@ function registerTmpdir(dir: string): void {
   });
 }
 
-function idleReapMs(): number {
-  const fromEnv = Number(process.env.TOOLBELT_SHELL_IDLE_MS);
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_IDLE_REAP_MS;
-}
-
 export interface RoomMade {
   /** Finished sessions dropped to make room. */
   evicted: string[];
@@ -44,7 +39,8 @@ export class ShellState {
   readonly #session: Session;
   readonly #shells = new Map<string, BackgroundShell>();
   readonly #foreground = new Set<Target>();
-  readonly idleMs = idleReapMs();
+  /** How long a running session may sit idle before a full cap reaps it (in-process callers may shorten it). */
+  idleMs = DEFAULT_IDLE_REAP_MS;
   #counter = 0;
   #marks = 0;
   readonly #markPrefix = randomBytes(6).toString("base64url");

@@ -155,24 +155,6 @@ describe("shell", () => {
     expect(r.stdout).toContain("\x1b[31mred");
   });
 
-  it("answers tty: true with a clear EUNAVAILABLE where no pty module loads", async () => {
-    process.env.TOOLBELT_PTY_MODULE = "toolbelt-no-such-pty-module";
-    try {
-      for (const input of [
-        { command: "echo x", tty: true },
-        { command: "echo x", tty: true, run_in_background: true },
-      ]) {
-        const r = await session.call("shell", input);
-        expect(r).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
-        expect(String(r.message)).toMatch(
-          /tty: true needs a pseudo-terminal.*toolbelt-no-such-pty-module could not be loaded/,
-        );
-      }
-    } finally {
-      delete process.env.TOOLBELT_PTY_MODULE;
-    }
-  });
-
   it("ends the process group when the call is cancelled", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);

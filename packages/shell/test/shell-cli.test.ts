@@ -1,9 +1,9 @@
 // End to end through the built bin: `npm run build` first (CI builds before testing).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
@@ -14,9 +14,10 @@ beforeAll(assertBuilt);
 function toolbelt(
   args: string[],
   input = "",
+  nodeArgs: string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {
@@ -88,6 +89,52 @@ describe("toolbelt run shell", () => {
     // A failed command fails the run (CI can branch on it); the payload is printed all the same.
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ kind: "shell_result", stdout: "hi\nerr\n", exit_code: 4 });
+  });
+
+  it("answers tty: true with a clear EUNAVAILABLE where no pty module loads", async () => {
+    // A process in which @lydell/node-pty cannot be resolved, as on a machine without its prebuilds.
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), "tb-no-pty-")));
+    try {
+      const hooks = path.join(dir, "hooks.mjs");
+      writeFileSync(
+        hooks,
+        `export async function resolve(specifier, context, next) {
+  if (specifier === "@lydell/node-pty") {
+    const error = new Error("Cannot find package '@lydell/node-pty'");
+    error.code = "ERR_MODULE_NOT_FOUND";
+    throw error;
+  }
+  return next(specifier, context);
+}\n`,
+      );
+      const register = path.join(dir, "register.mjs");
+      writeFileSync(
+        register,
+        `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+      );
+      const lines = [
+        { id: "1", tool: "shell", input: { command: "echo x", tty: true } },
+        { id: "2", tool: "shell", input: { command: "echo x", tty: true, run_in_background: true } },
+      ];
+      const r = await toolbelt(
+        ["exec", "--root", root, "--allow", "shell"],
+        `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+        ["--import", register],
+      );
+      const answers = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(answers, r.stderr).toHaveLength(2);
+      for (const { result } of answers) {
+        expect(result).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
+        expect(String(result.message)).toMatch(
+          /tty: true needs a pseudo-terminal.*@lydell\/node-pty could not be loaded/,
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("ends background sessions when an exec session ends", async () => {

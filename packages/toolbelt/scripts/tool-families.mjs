@@ -3,12 +3,13 @@
 // themselves, as the built CLI loads them.
 import { writeFileSync } from "node:fs";
 
-const { FAMILY_LOADERS } = await import("../dist/index.js");
+const { FAMILY_NAMES, loadFamilies } = await import("../dist/index.js");
 const { packageFingerprint } = await import("../dist/tool-families.js");
 
 const families = {};
-for (const [family, load] of Object.entries(FAMILY_LOADERS)) {
-  const plugin = await load();
+const plugins = await loadFamilies(FAMILY_NAMES);
+for (const [i, family] of FAMILY_NAMES.entries()) {
+  const plugin = plugins[i];
   for (const tool of plugin.tools ?? []) {
     families[tool.name] ??= family;
     for (const variant of Object.values(tool.profiles ?? {})) if (variant) families[variant.name] ??= family;

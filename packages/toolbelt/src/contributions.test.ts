@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { eventTypes, loadTrustedConfig, parseConfig, untrustedPart } from "@toolbelt/core";
+import { parseConfig } from "@toolbelt/core";
+import { eventTypes, loadTrustedConfig, untrustedPart } from "@toolbelt/core/internal";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUILTIN_TOOL_KEYS, configContributions, eventContributions } from "./contributions.js";
 import { createToolbelt } from "./create.js";

@@ -1,9 +1,5 @@
-import {
-  type ConfigContribution,
-  type Contributions,
-  eventJsonSchema as coreEventJsonSchema,
-  type EventContribution,
-} from "@toolbelt/core";
+import type { ConfigContribution, Contributions, EventContribution } from "@toolbelt/core";
+import { eventJsonSchema as coreEventJsonSchema } from "@toolbelt/core/internal";
 import { contributions as edit } from "@toolbelt/edit/contrib";
 import { contributions as files } from "@toolbelt/files/contrib";
 import { contributions as lsp } from "@toolbelt/lsp/contrib";

@@ -3,10 +3,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type Contributions,
-  checkPlugin,
   createSession,
   definePlugin,
-  loadTrustedConfig,
   type Plugin,
   type Session,
   type SessionOptions,
@@ -16,9 +14,11 @@ import {
   type TrustInfo,
 } from "@toolbelt/core";
 import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
+import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
-export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugins" | "trust"> {
+export interface ToolbeltOptions
+  extends Omit<SessionOptions, "config" | "plugins" | "trust" | "contributions"> {
   /** Config on top of the project's configs/app.json (and `configFile`); always applies in full. */
   config?: ToolbeltConfigInput;
   /** A config file to layer over configs/app.json (the CLI's --config); always applies in full. */
@@ -35,10 +35,15 @@ export interface ToolbeltOptions extends Omit<SessionOptions, "config" | "plugin
   plugins?: Array<Plugin | string>;
   /** The built-in families to load (default: all). */
   families?: readonly FamilyName[];
+}
+
+/** What toolbelt's own CLI passes besides the public options; not exported from the package. */
+export interface CliToolbeltOptions extends ToolbeltOptions {
   /**
-   * @internal The CLI's `run`: with no config anywhere (no user or project config file, no
-   * `config`, `configFile` or plugins), know only the keys and events of `families` (and mcp's
-   * when a `.mcp.json` exists), not every built-in family's. Such a session's config is the default for its own families.
+   * The CLI's `run`: with no config anywhere (no user or project config file, no `config`,
+   * `configFile` or plugins), know only the keys and events of `families` (and mcp's when a
+   * `.mcp.json` exists), not every built-in family's. Such a session's config is the default for
+   * its own families.
    */
   familyContributionsOnly?: boolean;
 }
@@ -65,7 +70,7 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
 }
 
 type ConfigOptions = Pick<
-  ToolbeltOptions,
+  CliToolbeltOptions,
   "config" | "configFile" | "trustProject" | "userConfig" | "plugins" | "families" | "familyContributionsOnly"
 >;
 
@@ -183,7 +188,13 @@ function trustNotice(trust: TrustInfo): Plugin {
  * user's config folder, the project's configs/app.json (in full only when the project is trusted),
  * then `configFile`, then `config`.
  */
-export async function createToolbelt(options: ToolbeltOptions): Promise<Session> {
+export function createToolbelt(options: ToolbeltOptions): Promise<Session> {
+  const { familyContributionsOnly: _cliOnly, ...publicOptions } = options as CliToolbeltOptions;
+  return openToolbelt(publicOptions);
+}
+
+/** createToolbelt with the options only the CLI passes (see CliToolbeltOptions). */
+export async function openToolbelt(options: CliToolbeltOptions): Promise<Session> {
   const { config, trust, plugins, contributions } = await resolveSessionConfig(options.root, options);
   // `contributions` below already holds the loaded families' keys and events; a family's own
   // `contributes` would name them twice whenever Node hands out a second instance of the family

@@ -1,15 +1,67 @@
-// The public API of the `toolbelt` package: createToolbelt() and the core contract re-exported, so an
-// agent framework needs one import. The CLI lives in bin.ts and is not part of the API.
-export * from "@toolbelt/core";
-export { editBackendForModel } from "@toolbelt/edit/contrib";
+// The public API of @toolbelt/toolbelt: what an agent framework needs from one import — a session
+// with every built-in family (createToolbelt), the types of what it returns and emits, the schema
+// converters for model providers, and defineTool/definePlugin for tools of its own. The report in
+// api/toolbelt.api.md guards it (`npm run api:check`; `npm run api:update` after a deliberate change).
+//
+// Deliberately not exported:
+// - the rest of @toolbelt/core (config plumbing, contribution helpers, the text format's parser
+//   internals): a plugin author imports @toolbelt/core itself, whose API is the plugin contract;
+// - @toolbelt/core/internal and the families' own modules (the toolkit they share, no stability promise);
+// - how the CLI opens sessions (openToolbelt and its CLI-only options), the built-in contribution
+//   tables and the family loaders: the CLI's business, free to change;
+// - the CLI itself (bin.ts and its commands).
+export {
+  type AfterToolCallAnswer,
+  type AfterToolCallHook,
+  type AfterToolCallInfo,
+  type AnyTool,
+  type ApprovalPrompt,
+  type ApprovalRequest,
+  type BeforeToolCallAnswer,
+  type BeforeToolCallHook,
+  type Binding,
+  type BindResult,
+  type BoundToolSchema,
+  type CallOptions,
+  type CallOutcome,
+  type Checkpoint,
+  type CheckpointFile,
+  type ClientInfo,
+  definePlugin,
+  defineTool,
+  discoveredFromHistory,
+  ERROR_CODES,
+  type ErrorCode,
+  type ErrorPayload,
+  type EventOf,
+  type EventType,
+  inputJsonSchema,
+  isErrorPayload,
+  type JsonSchema,
+  type Limits,
+  type OpenAIFunctionTool,
+  type ParsedToolText,
+  type Payload,
+  type Plugin,
+  parseToolText,
+  type RestoreResult,
+  type Session,
+  type ToolbeltConfig,
+  type ToolbeltConfigInput,
+  ToolbeltError,
+  type ToolbeltEvent,
+  type ToolCallHooks,
+  type ToolCallInfo,
+  type ToolContext,
+  type ToolDefinition,
+  type TrustInfo,
+  toAnthropicTool,
+  toMcpTool,
+  toOpenAITool,
+  z,
+} from "@toolbelt/core";
 export type { McpServerConfig } from "@toolbelt/mcp/contrib";
 export type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
-export {
-  BUILTIN_CONTRIBUTIONS,
-  BUILTIN_TOOL_KEYS,
-  configContributions,
-  eventContributions,
-  eventJsonSchema,
-} from "./contributions.js";
-export { createToolbelt, importPlugin, type ToolbeltOptions } from "./create.js";
-export { FAMILY_LOADERS, FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
+export { eventJsonSchema } from "./contributions.js";
+export { createToolbelt, type ToolbeltOptions } from "./create.js";
+export { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core/internal";
 import { type BoundedLine, HEAD_BYTES, LineSplitter } from "./bounded-lines.js";
 
 /** The largest JSON-RPC message `serve --mcp` reads (TOOLBELT_MCP_MAX_MESSAGE_BYTES overrides it). */

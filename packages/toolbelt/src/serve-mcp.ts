@@ -18,6 +18,7 @@ import {
   toMcpTool,
   visibleText,
 } from "@toolbelt/core";
+import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 import { createToolbelt, type ToolbeltOptions } from "./create.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
@@ -174,8 +175,7 @@ function imageBlocks(payload: { kind: string }): Array<{ type: "image"; data: st
 
 function maxMessageBytesOf(options: McpServeOptions): number {
   if (options.maxMessageBytes !== undefined) return options.maxMessageBytes;
-  const fromEnv = Number(process.env.TOOLBELT_MCP_MAX_MESSAGE_BYTES);
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_MAX_MESSAGE_BYTES;
+  return readEnv(ENV.TOOLBELT_MCP_MAX_MESSAGE_BYTES) ?? DEFAULT_MAX_MESSAGE_BYTES;
 }
 
 type Elicit = (

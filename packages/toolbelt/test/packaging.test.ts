@@ -127,11 +127,14 @@ export const wrong = defineTool({
 
 const ESM = `import { createToolbelt } from "@toolbelt/toolbelt";
 import gitPlugin from "@toolbelt/plugin-git";
+import { EventStream } from "@toolbelt/core/internal";
 const session = await createToolbelt({ root: process.argv[2], plugins: [gitPlugin] });
 const result = await session.call("read_file", { path: "hello.txt" });
 const names = session.bind().tools.map((t) => t.name);
+// The families' toolkit entry and the public one share their classes (one copy of core's code).
+const oneCore = session.events instanceof EventStream;
 await session.close();
-console.log(JSON.stringify({ result, names }));
+console.log(JSON.stringify({ result, names, oneCore }));
 `;
 
 const CJS = `const { createToolbelt } = require("@toolbelt/toolbelt");
@@ -334,6 +337,13 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
         import: "./dist/index.js",
         default: "./dist/index.js",
       });
+      // Every subpath a package exports is in its tarball, types included.
+      const files = packed.find((p) => p.manifest.name === m.name)?.files ?? [];
+      for (const [subpath, target] of Object.entries(m.exports ?? {})) {
+        if (typeof target === "string") continue;
+        for (const file of Object.values(target as Record<string, string>))
+          expect(files, `${m.name} ${subpath}`).toContain(file.replace(/^\.\//, ""));
+      }
       // Siblings: a caret on the sibling's current version, so one published set resolves together.
       for (const [dep, range] of Object.entries(m.dependencies ?? {})) {
         if (dep.startsWith("@toolbelt/"))
@@ -442,13 +452,15 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
 
   it("imports the SDK from ESM", async () => {
     const out = ok(await run(process.execPath, ["esm.mjs", project], app), "esm.mjs");
-    const { result, names } = JSON.parse(out.stdout) as {
+    const { result, names, oneCore } = JSON.parse(out.stdout) as {
       result: { kind: string; content: string };
       names: string[];
+      oneCore: boolean;
     };
     expect(result.kind).toBe("file_content");
     expect(result.content).toContain("hello from outside");
     expect(names).toEqual(expect.arrayContaining(["read_file", "git_status"]));
+    expect(oneCore).toBe(true);
   });
 
   it.skipIf(!REQUIRE_ESM)(

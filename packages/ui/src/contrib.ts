@@ -1,4 +1,5 @@
-import { defineBuiltinEvents, type EventFieldsOf, z } from "@toolbelt/core";
+import { type EventFieldsOf, z } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 
 // The ui family's events and its question contract with clients, light (zod and core types only).
 

@@ -1,15 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import {
-  defineTool,
-  type ErrorPayload,
-  errorPayload,
-  renderText,
-  type Session,
-  stateDir,
-  z,
-} from "@toolbelt/core";
+import { defineTool, type ErrorPayload, errorPayload, renderText, type Session, z } from "@toolbelt/core";
+import { stateDir } from "@toolbelt/core/internal";
 import type { QuestionRequest, QuestionResponse } from "./contrib.js";
 
 type Question = QuestionRequest["questions"][number];

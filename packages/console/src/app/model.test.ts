@@ -1,4 +1,5 @@
-import { EventStream, type ToolbeltEvent } from "@toolbelt/core";
+import type { ToolbeltEvent } from "@toolbelt/core";
+import { EventStream } from "@toolbelt/core/internal";
 import { describe, expect, it } from "vitest";
 import { safeHref } from "./links.js";
 import {

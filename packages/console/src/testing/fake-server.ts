@@ -14,7 +14,8 @@ import {
   sendJson,
   unauthorised,
 } from "@toolbelt/bridge";
-import { type EventInput, EventStream, type ToolbeltEvent } from "@toolbelt/core";
+import type { EventInput, ToolbeltEvent } from "@toolbelt/core";
+import { EventStream } from "@toolbelt/core/internal";
 import { consolePage } from "../index.js";
 
 export type Received = { method: string; path: string; authorization?: string; body?: unknown };

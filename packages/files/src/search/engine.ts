@@ -1,5 +1,6 @@
 import { accessSync, constants } from "node:fs";
-import { findExecutable, type ToolbeltConfig } from "@toolbelt/core";
+import type { ToolbeltConfig } from "@toolbelt/core";
+import { ENV, findExecutable, readEnv } from "@toolbelt/core/internal";
 
 export type EngineName = "ripgrep" | "js";
 
@@ -39,9 +40,8 @@ export function locateRipgrep(): Promise<RipgrepLocation> {
 
 /** The engine forced by TOOLBELT_SEARCH_ENGINE (wins) or config `tools.search.engine`, if any. */
 export function forcedEngine(config: ToolbeltConfig): { engine: EngineName; by: string } | undefined {
-  const env = process.env.TOOLBELT_SEARCH_ENGINE?.trim().toLowerCase();
-  if (env === "ripgrep" || env === "rg") return { engine: "ripgrep", by: "TOOLBELT_SEARCH_ENGINE" };
-  if (env === "js") return { engine: "js", by: "TOOLBELT_SEARCH_ENGINE" };
+  const env = readEnv(ENV.TOOLBELT_SEARCH_ENGINE);
+  if (env) return { engine: env, by: ENV.TOOLBELT_SEARCH_ENGINE.name };
   const configured = config.tools.search?.engine;
   if (configured) return { engine: configured, by: "tools.search.engine" };
   return undefined;

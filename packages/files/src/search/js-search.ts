@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
-import { BudgetedWorker, openForReadSync } from "@toolbelt/core";
+import { BudgetedWorker, openForReadSync } from "@toolbelt/core/internal";
 import { sniffBom } from "../text-decode.js";
 import { makeOverride, TreeWalk } from "../walk.js";
 import { decodeResponse, ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";

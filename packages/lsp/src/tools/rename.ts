@@ -1,13 +1,5 @@
-import {
-  decide,
-  defineTool,
-  isProtectedPath,
-  renderText,
-  renderTree,
-  ToolbeltError,
-  type ToolContext,
-  z,
-} from "@toolbelt/core";
+import { defineTool, renderText, renderTree, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import { decide, isProtectedPath } from "@toolbelt/core/internal";
 import type { TextEdit, WorkspaceEdit } from "vscode-languageserver-protocol";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
 import { readProjectFile } from "../project-files.js";

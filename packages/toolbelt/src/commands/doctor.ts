@@ -1,5 +1,6 @@
 import path from "node:path";
-import { type CommandWrapper, describeHooks } from "@toolbelt/core";
+import type { CommandWrapper } from "@toolbelt/core";
+import { describeHooks } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "../create.js";
 import { loadFamilies } from "../families.js";

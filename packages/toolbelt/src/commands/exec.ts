@@ -1,4 +1,5 @@
-import { definePlugin, errorPayload, MAX_JSON_DEPTH, nestsDeeperThan, type Payload } from "@toolbelt/core";
+import { definePlugin, errorPayload, type Payload } from "@toolbelt/core";
+import { ENV, MAX_JSON_DEPTH, nestsDeeperThan, readEnv } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { boundedLines } from "../bounded-lines.js";
 import { writeLine } from "../output.js";
@@ -30,9 +31,9 @@ const DEFAULT_EXEC_LINE_BYTES = 64 * 1024 * 1024;
 
 /** The byte bound of one line: TOOLBELT_EXEC_MAX_LINE_BYTES, else the larger of 64 MiB and 8× the write limit. */
 function execLineBound(fileWriteMaxBytes: number): number {
-  const fromEnv = Number(process.env.TOOLBELT_EXEC_MAX_LINE_BYTES);
-  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
-  return Math.max(DEFAULT_EXEC_LINE_BYTES, 8 * fileWriteMaxBytes);
+  return (
+    readEnv(ENV.TOOLBELT_EXEC_MAX_LINE_BYTES) ?? Math.max(DEFAULT_EXEC_LINE_BYTES, 8 * fileWriteMaxBytes)
+  );
 }
 
 const TALLY_SHOWN = 5;

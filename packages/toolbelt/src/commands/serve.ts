@@ -1,4 +1,5 @@
 import path from "node:path";
+import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { resolveSessionConfig } from "../create.js";
 import { version } from "../version.js";
@@ -42,7 +43,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     return EXIT_OK;
   }
   const { startHttpServer } = await import("../serve-http.js");
-  const token = args.token ?? process.env.TOOLBELT_TOKEN;
+  const token = args.token ?? readEnv(ENV.TOOLBELT_TOKEN);
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { ClientInfo, Plugin, Session, TrustInfo } from "@toolbelt/core";
-import { createToolbelt } from "../create.js";
+import { ENV, readEnv } from "@toolbelt/core/internal";
+import { openToolbelt } from "../create.js";
 import type { FamilyName } from "../families.js";
 import { UsageError } from "./exit.js";
 import type { SessionArgs } from "./options.js";
@@ -16,15 +17,13 @@ export function checkProfile(profile: string | undefined, session?: Session): vo
   throw new UsageError(`unknown --profile ${profile}: expected one of ${known}`);
 }
 
-const SEARCH_ENGINES = ["ripgrep", "rg", "js"];
-
 /** TOOLBELT_SEARCH_ENGINE forces an engine; a misspelt one would silently pick the default. */
 export function checkEnvironment(): void {
-  const engine = process.env.TOOLBELT_SEARCH_ENGINE?.trim().toLowerCase();
-  if (engine && !SEARCH_ENGINES.includes(engine))
-    throw new UsageError(
-      `TOOLBELT_SEARCH_ENGINE=${process.env.TOOLBELT_SEARCH_ENGINE} is not an engine: expected ripgrep, rg or js (or unset it)`,
-    );
+  try {
+    readEnv(ENV.TOOLBELT_SEARCH_ENGINE);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
@@ -55,7 +54,7 @@ export async function openSession(
   args: SessionArgs,
   options: { families?: readonly FamilyName[]; client?: ClientInfo; plugins?: Plugin[] } = {},
 ): Promise<Session> {
-  const session = await createToolbelt({
+  const session = await openToolbelt({
     root: path.resolve(args.root),
     ...sessionOptionsOf(args),
     ...(options.client ? { client: options.client } : {}),

@@ -5,7 +5,7 @@ import {
   removeTrustedProject,
   TRUST_FILE,
   userConfigDir,
-} from "@toolbelt/core";
+} from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { EXIT_OK, EXIT_TOOL_ERROR, UsageError } from "./exit.js";
 import type { ArgsOf } from "./options.js";

@@ -111,9 +111,11 @@ export default {
   });
 
   it("a plugin forging a core event type (tool_result) is refused at startup", async () => {
+    // defineBuiltinEvents is internal, but nothing stops a hostile plugin importing the internal
+    // subpath: the clash check, not the export list, is what refuses the forgery.
     const forger = pluginFile(
       "forger",
-      `import { defineBuiltinEvents } from "@toolbelt/core";
+      `import { defineBuiltinEvents } from "@toolbelt/core/internal";
 import { z } from "zod";
 export default { name: "forger", apiVersion: 1, tools: [], contributes: { events: [defineBuiltinEvents("forger", { tool_result: { fake: z.string() } })] } };
 `,
