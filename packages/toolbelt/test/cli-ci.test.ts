@@ -136,7 +136,7 @@ describe("usage errors are usage errors", { timeout: 60_000 }, () => {
       env: { ...env(), TOOLBELT_SEARCH_ENGINE: "ripgrepp" },
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("TOOLBELT_SEARCH_ENGINE=ripgrepp is not an engine");
+    expect(r.stderr).toContain('TOOLBELT_SEARCH_ENGINE="ripgrepp": expected ripgrep, rg, js');
   });
 
   it("a config error goes to stderr, exit 2, nothing on stdout", async () => {
