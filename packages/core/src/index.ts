@@ -24,6 +24,7 @@ export {
   type CheckpointFileDiff,
   type RestoreResult,
   type RestoreWriter,
+  restoreResultSchema,
   SessionCheckpoints,
 } from "./checkpoint-api.js";
 export {
@@ -175,6 +176,13 @@ export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-p
 export { renderPayload } from "./render.js";
 export { requireLater } from "./require-later.js";
 export {
+  errorPayloadSchema,
+  payloadSchema,
+  type ToolResult,
+  type ToolResultFor,
+  type ToolResultMap,
+} from "./results.js";
+export {
   type CommandPart,
   commandRuleMatches,
   pathRuleMatches,
@@ -194,6 +202,7 @@ export {
   inputJsonSchema,
   type JsonSchema,
   type OpenAIFunctionTool,
+  outputJsonSchema,
   type ToolAnnotations,
   toAnthropicTool,
   toMcpTool,
@@ -234,9 +243,12 @@ export {
   defineTool,
   type Payload,
   type ProfileVariant,
+  type ToolBase,
   type ToolContext,
   type ToolDefinition,
+  type ToolOutput,
   type ToolRequirements,
+  type ToolWithOutput,
   type WriteResult,
 } from "./tool.js";
 export {

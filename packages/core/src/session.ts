@@ -25,8 +25,9 @@ import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { randomUUID } from "./random-id.js";
 import { renderPayload } from "./render.js";
+import type { ToolResultFor } from "./results.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
-import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
+import { type BoundToolSchema, outputJsonSchema, toolJsonSchema } from "./schema-export.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import {
   type AnyTool,
@@ -102,8 +103,8 @@ export interface CallOptions {
   callId?: string;
 }
 
-export interface CallOutcome {
-  payload: Payload;
+export interface CallOutcome<P extends { kind: string } = Payload> {
+  payload: P;
   text: string;
 }
 
@@ -444,14 +445,25 @@ export class Session {
     this.events.emit({ type: "tools_bound", bound, deferred, reason });
   }
 
-  /** Calls a tool by the name the model sees; never throws for anything the caller sends. */
-  async call(name: string, input: unknown, options: CallOptions = {}): Promise<Payload> {
-    return (await this.#call(name, input, options, false)).payload;
+  /**
+   * Calls a tool by the name the model sees; never throws for anything the caller sends. The result is
+   * typed by the name (`ToolResultMap`): narrow it by `kind`. A name only known at run time gives `Payload`.
+   */
+  async call<N extends string>(
+    name: N,
+    input: unknown,
+    options: CallOptions = {},
+  ): Promise<ToolResultFor<N>> {
+    return (await this.#call(name, input, options, false)).payload as ToolResultFor<N>;
   }
 
   /** Like call(), also returning the model-facing text. */
-  async callWithText(name: string, input: unknown, options: CallOptions = {}): Promise<CallOutcome> {
-    return (await this.#call(name, input, options, true)) as CallOutcome;
+  async callWithText<N extends string>(
+    name: N,
+    input: unknown,
+    options: CallOptions = {},
+  ): Promise<CallOutcome<ToolResultFor<N>>> {
+    return (await this.#call(name, input, options, true)) as CallOutcome<ToolResultFor<N>>;
   }
 
   /**
@@ -1089,6 +1101,7 @@ function schemaOf(binding: Binding): BoundToolSchema {
     name: binding.name,
     description: binding.variant?.description ?? binding.tool.description,
     inputSchema: toolJsonSchema(binding.tool, binding.variant?.input),
+    outputSchema: outputJsonSchema(binding.tool),
     annotations: {
       readOnlyHint: access === "read",
       destructiveHint: access === "write" || access === "execute",
