@@ -5,7 +5,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { eventJsonSchema, FAMILY_NAMES, inputJsonSchema, loadFamilies } from "@toolbelt/toolbelt";
+import {
+  eventJsonSchema,
+  FAMILY_NAMES,
+  inputJsonSchema,
+  loadFamilies,
+  outputJsonSchema,
+} from "@toolbelt/toolbelt";
 import { Marked } from "marked";
 
 const DOCS = path.dirname(fileURLToPath(import.meta.url));
@@ -43,7 +49,8 @@ async function toolReference() {
     "",
     "Generated from the tools' zod schemas by `docs/build.mjs` at build time: it cannot drift from the code.",
     "Each tool lists its family, access (which drives the permission policy), when it is bound, its names",
-    "in other profiles, and its parameters.",
+    "in other profiles, its parameters and the kinds of result it returns (MCP clients get the whole",
+    "result schema as the tool's `outputSchema`; every tool may also return `error`).",
     "",
   ];
   for (const family of families) {
@@ -83,6 +90,11 @@ async function toolReference() {
       } else {
         out.push("No parameters.", "");
       }
+      const kinds = outputJsonSchema(tool).properties.kind.enum?.filter((k) => k !== "error");
+      out.push(
+        `Returns: ${kinds ? kinds.map((k) => `\`${k}\``).join(", ") : "a payload with a `kind`"}, or \`error\`.`,
+        "",
+      );
       for (const [profile, v] of variants) {
         if (!v?.input) continue;
         const vs = inputJsonSchema(v.input);

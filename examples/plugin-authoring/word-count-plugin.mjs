@@ -11,10 +11,19 @@ const wordCount = defineTool({
   access: "read", // read tools run without asking; "write" and "execute" go through the policy
   description: "Count the lines, words and characters of a text file in the project.",
   input: z.object({ path: z.string().describe("file path, relative to the project root") }),
-  // Step 3: name the paths the call touches, so allowlists and approvals see them.
+  // Step 3: declare what it returns (errors are always possible and need no declaring): TypeScript
+  // callers get typed results, and MCP clients get it as the tool's outputSchema.
+  output: z.object({
+    kind: z.literal("word_count"),
+    path: z.string(),
+    lines: z.number().int(),
+    words: z.number().int(),
+    chars: z.number().int(),
+  }),
+  // Step 4: name the paths the call touches, so allowlists and approvals see them.
   paths: (input) => [input.path],
   async execute(input, ctx) {
-    // Step 4: resolve every path through the session: anything outside the root is refused.
+    // Step 5: resolve every path through the session: anything outside the root is refused.
     const file = ctx.resolve(input.path);
     if (!file.exists) return { kind: "error", code: "ENOENT", message: `no such file: ${file.rel}` };
     const text = await readFile(file.abs, "utf8");
@@ -26,7 +35,7 @@ const wordCount = defineTool({
       chars: text.length,
     };
   },
-  // Step 5 (optional): the text the model reads — header lines, then a body.
+  // Step 6 (optional): the text the model reads — header lines, then a body.
   render: (p) =>
     renderText(
       [

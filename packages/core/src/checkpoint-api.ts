@@ -1,5 +1,6 @@
 import { type Dirent, lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { readHandleBounded } from "./bounded-read.js";
 import {
   type Checkpoint,
@@ -24,15 +25,19 @@ export interface CheckpointFileDiff {
   diff: string;
 }
 
-export interface RestoreResult {
-  kind: "checkpoint_restore";
-  /** The checkpoint restored to (the state just before it). */
-  restored_to: string;
-  /** The checkpoint the restore itself made, to undo it with. */
-  checkpoint: string | undefined;
-  files: Array<{ path: string; action: "written" | "removed" }>;
-  unchanged: string[];
-}
+/** What a restore did (the `undo` tool's result). */
+export const restoreResultSchema = z.object({
+  kind: z.literal("checkpoint_restore"),
+  restored_to: z.string().describe("the checkpoint restored to (the state just before it)"),
+  checkpoint: z
+    .string()
+    .optional()
+    .describe("the checkpoint the restore itself made, to undo it with; absent when nothing changed"),
+  files: z.array(z.object({ path: z.string(), action: z.enum(["written", "removed"]) })),
+  unchanged: z.array(z.string()),
+});
+
+export type RestoreResult = z.output<typeof restoreResultSchema>;
 
 type Apply = (
   changes: FileChange[],

@@ -89,12 +89,20 @@ export {
   type PluginInput,
   type Skill,
 } from "./plugin.js";
+export {
+  errorPayloadSchema,
+  payloadSchema,
+  type ToolResult,
+  type ToolResultFor,
+  type ToolResultMap,
+} from "./results.js";
 export type { CommandPart, RuleSubjects } from "./rules.js";
 export {
   type BoundToolSchema,
   inputJsonSchema,
   type JsonSchema,
   type OpenAIFunctionTool,
+  outputJsonSchema,
   type ToolAnnotations,
   toAnthropicTool,
   toMcpTool,
@@ -134,9 +142,12 @@ export {
   defineTool,
   type Payload,
   type ProfileVariant,
+  type ToolBase,
   type ToolContext,
   type ToolDefinition,
+  type ToolOutput,
   type ToolRequirements,
+  type ToolWithOutput,
   type WriteResult,
 } from "./tool.js";
 export {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { errorPayloadSchema, payloadSchema } from "./results.js";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -62,7 +63,39 @@ export interface BoundToolSchema {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /** What the tool returns, success or error (see {@link outputJsonSchema}). */
+  outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
+}
+
+const outputSchemas = new WeakMap<object, JsonSchema>();
+
+/**
+ * JSON Schema of everything a tool returns: its declared `output` (the generic payload when it has
+ * none) or the error payload. One object schema, as MCP wants an `outputSchema`: `kind` at the root,
+ * the alternatives under `anyOf`, no `$schema` (JSON Schema 2020-12 is MCP's default dialect, and the
+ * keywords used read the same in draft-07, which the MCP SDK client validates with). Objects stay open
+ * (no `additionalProperties: false`): an after hook may add `hook_notes` to any result, and a client
+ * must not refuse a result for a field a later version adds.
+ */
+export function outputJsonSchema(tool: { output?: z.ZodType }): JsonSchema {
+  const cached = outputSchemas.get(tool);
+  if (cached) return cached;
+  const declared = tool.output ?? payloadSchema;
+  const def = declared._zod.def as { type: string; options?: z.ZodType[] };
+  const options = def.type === "union" && def.options ? def.options : [declared];
+  const json = openSchema(
+    z.toJSONSchema(z.union([...options, errorPayloadSchema]), { io: "output", unrepresentable: "any" }),
+  );
+  const { $schema: _dialect, anyOf, ...rest } = json;
+  const branches = anyOf as JsonSchema[];
+  const kinds = branches.map((b) => (b.properties as Record<string, JsonSchema> | undefined)?.kind?.const);
+  const kind = kinds.every((k) => typeof k === "string")
+    ? { type: "string", enum: [...new Set(kinds)] }
+    : { type: "string" };
+  const schema = { type: "object", properties: { kind }, required: ["kind"], anyOf: branches, ...rest };
+  outputSchemas.set(tool, schema);
+  return schema;
 }
 
 /** MCP-style hints about a tool, as bound. */
@@ -238,16 +271,34 @@ export function toAnthropicTool(tool: BoundToolSchema): {
   return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
 }
 
+/**
+ * An output schema as clients should read it: objects open (zod closes them), and a list of types
+ * (zod's form of `string | number`) as `anyOf`, which strict validators (ajv's strictTypes) accept.
+ */
+function openSchema(node: unknown): JsonSchema {
+  if (Array.isArray(node)) return node.map(openSchema) as unknown as JsonSchema;
+  if (typeof node !== "object" || node === null) return node as JsonSchema;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "additionalProperties" && value === false) continue;
+    if (key === "type" && Array.isArray(value)) out.anyOf = value.map((type) => ({ type }));
+    else out[key] = openSchema(value);
+  }
+  return out;
+}
+
 export function toMcpTool(tool: BoundToolSchema): {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
   annotations?: BoundToolSchema["annotations"];
 } {
   return {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
   };
 }

@@ -27,6 +27,7 @@ import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
+import type { ToolResultFor } from "./results.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import { type AnyTool, asAnyTool, type Payload, type WriteResult } from "./tool.js";
@@ -89,8 +90,8 @@ export interface CallOptions {
   callId?: string;
 }
 
-export interface CallOutcome {
-  payload: Payload;
+export interface CallOutcome<P extends { kind: string } = Payload> {
+  payload: P;
   text: string;
 }
 
@@ -301,14 +302,25 @@ export class Session {
 
   // ---- calls (call-pipeline.ts) ----
 
-  /** Calls a tool by the name the model sees; never throws for anything the caller sends. */
-  async call(name: string, input: unknown, options: CallOptions = {}): Promise<Payload> {
-    return (await runCall(this, this.#writes, name, input, options, false)).payload;
+  /**
+   * Calls a tool by the name the model sees; never throws for anything the caller sends. The result is
+   * typed by the name (`ToolResultMap`): narrow it by `kind`. A name only known at run time gives `Payload`.
+   */
+  async call<N extends string>(
+    name: N,
+    input: unknown,
+    options: CallOptions = {},
+  ): Promise<ToolResultFor<N>> {
+    return (await runCall(this, this.#writes, name, input, options, false)).payload as ToolResultFor<N>;
   }
 
   /** Like call(), also returning the model-facing text. */
-  async callWithText(name: string, input: unknown, options: CallOptions = {}): Promise<CallOutcome> {
-    return (await runCall(this, this.#writes, name, input, options, true)) as CallOutcome;
+  async callWithText<N extends string>(
+    name: N,
+    input: unknown,
+    options: CallOptions = {},
+  ): Promise<CallOutcome<ToolResultFor<N>>> {
+    return (await runCall(this, this.#writes, name, input, options, true)) as CallOutcome<ToolResultFor<N>>;
   }
 
   /**

@@ -7,7 +7,7 @@
 import type { z } from "zod";
 import { EDIT_BACKENDS, type EditBackend, toolSearchMode } from "./config.js";
 import { toolEnabled } from "./permissions.js";
-import { type BoundToolSchema, toolJsonSchema } from "./schema-export.js";
+import { type BoundToolSchema, outputJsonSchema, toolJsonSchema } from "./schema-export.js";
 import type { Session } from "./session.js";
 import { type AnyTool, asAnyTool, type ProfileVariant } from "./tool.js";
 import { searchTools, toolSearchTool } from "./tool-search.js";
@@ -240,6 +240,7 @@ function schemaOf(binding: Binding): BoundToolSchema {
     name: binding.name,
     description: binding.variant?.description ?? binding.tool.description,
     inputSchema: toolJsonSchema(binding.tool, binding.variant?.input),
+    outputSchema: outputJsonSchema(binding.tool),
     annotations: {
       readOnlyHint: access === "read",
       destructiveHint: access === "write" || access === "execute",

@@ -72,67 +72,77 @@ function notFound(query: string, found: Binding[]): { not_found?: string[] } {
   return missing.length ? { not_found: missing } : {};
 }
 
-type ToolSearchPayload = {
-  kind: "tool_search_results";
-  query: string;
-  bound: string[];
-  /** Names asked for with `select:` that are not deferrable tools of this session. */
-  not_found?: string[];
-  tools: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
-  remaining_deferred: number;
-};
+const toolSearchOutput = z.object({
+  kind: z.literal("tool_search_results"),
+  query: z.string(),
+  bound: z.array(z.string()).describe("the tools found, bound for the following calls"),
+  not_found: z
+    .array(z.string())
+    .optional()
+    .describe("names asked for with `select:` that are not deferrable tools of this session"),
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      input_schema: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  remaining_deferred: z.number().int(),
+});
 
 /**
  * tool_search: finds deferred tools and binds them for the following calls. It searches only what the
  * session was granted and is exempt from agent.allowed_tools.
  */
-export const toolSearchTool: AnyTool = asAnyTool(
-  defineTool({
-    name: "tool_search",
-    family: "core",
-    access: "read",
-    description:
-      'Find and load deferred tools. Query with "select:name1,name2" for exact names, or keywords (prefix a term with + to require it). Matching tools are bound for your next calls; their full schemas are returned.',
-    input: z.object({
-      query: z.string().min(1).describe('"select:a,b" or keywords; +term requires a term'),
-      max_results: z.number().int().min(1).max(20).optional().describe("at most this many tools (default 5)"),
-    }),
-    execute(input, ctx): ToolSearchPayload {
-      const found = ctx.session.searchTools(input.query, input.max_results ?? 5);
-      ctx.session.discover(found.map((b) => b.name));
-      // Every tool returned is bound now (newly or already), so the history records each of them.
-      return {
-        kind: "tool_search_results",
-        query: input.query,
-        bound: found.map((b) => b.name),
-        ...notFound(input.query, found),
-        tools: found.map((b) => ({
-          name: b.name,
-          description: b.variant?.description ?? b.tool.description,
-          input_schema: toolJsonSchema(b.tool, b.variant?.input),
-        })),
-        remaining_deferred: ctx.session.bind().deferred.length,
-      };
-    },
-    render(payload) {
-      const body = payload.tools.length
-        ? payload.tools
-            .map((t) => `## ${t.name}\n${t.description}\n${JSON.stringify(t.input_schema)}`)
-            .join("\n\n")
-        : "No deferred tool matched. Try other keywords or select:<exact name>.";
-      return renderText(
-        [
-          ["Kind", payload.kind],
-          ["Query", payload.query],
-          ["Bound", payload.bound.join(", ") || "(none)"],
-          ["Not-Found", payload.not_found?.join(", ")],
-          ["Remaining-Deferred", payload.remaining_deferred],
-        ],
-        body,
-      );
-    },
+export const toolSearch = defineTool({
+  name: "tool_search",
+  family: "core",
+  access: "read",
+  description:
+    'Find and load deferred tools. Query with "select:name1,name2" for exact names, or keywords (prefix a term with + to require it). Matching tools are bound for your next calls; their full schemas are returned.',
+  input: z.object({
+    query: z.string().min(1).describe('"select:a,b" or keywords; +term requires a term'),
+    max_results: z.number().int().min(1).max(20).optional().describe("at most this many tools (default 5)"),
   }),
-);
+  output: toolSearchOutput,
+  execute(input, ctx) {
+    const found = ctx.session.searchTools(input.query, input.max_results ?? 5);
+    ctx.session.discover(found.map((b) => b.name));
+    // Every tool returned is bound now (newly or already), so the history records each of them.
+    return {
+      kind: "tool_search_results",
+      query: input.query,
+      bound: found.map((b) => b.name),
+      ...notFound(input.query, found),
+      tools: found.map((b) => ({
+        name: b.name,
+        description: b.variant?.description ?? b.tool.description,
+        input_schema: toolJsonSchema(b.tool, b.variant?.input),
+      })),
+      remaining_deferred: ctx.session.bind().deferred.length,
+    };
+  },
+  render(payload) {
+    const body = payload.tools.length
+      ? payload.tools
+          .map((t) => `## ${t.name}\n${t.description}\n${JSON.stringify(t.input_schema)}`)
+          .join("\n\n")
+      : "No deferred tool matched. Try other keywords or select:<exact name>.";
+    return renderText(
+      [
+        ["Kind", payload.kind],
+        ["Query", payload.query],
+        ["Bound", payload.bound.join(", ") || "(none)"],
+        ["Not-Found", payload.not_found?.join(", ")],
+        ["Remaining-Deferred", payload.remaining_deferred],
+      ],
+      body,
+    );
+  },
+});
+
+// Erased as registries hold tools; the typed definition above gives ToolResultMap its result type.
+export const toolSearchTool: AnyTool = asAnyTool(toolSearch);
 
 /**
  * Rebuilds the set of tools tool_search bound from a conversation's messages, so discovery survives

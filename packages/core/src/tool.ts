@@ -94,7 +94,14 @@ export interface ToolContext {
   approve(request: ApprovalRequest): Promise<boolean>;
 }
 
-export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kind: string } = Payload> {
+/**
+ * A zod schema whose output is `P`: what a tool returns when it succeeds, objects tagged with a
+ * literal `kind` (a `z.object`, or a `z.discriminatedUnion("kind", [...])` of them).
+ */
+export type ToolOutput<P extends { kind: string } = { kind: string }> = z.ZodType & { _zod: { output: P } };
+
+/** What every tool declares besides its output, `execute` and `render`. */
+export interface ToolBase<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: S;
@@ -121,9 +128,36 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kin
    * rules (rules.ts). Called only when rules apply to the tool.
    */
   ruleSubjects?: (input: z.output<S>) => Promise<RuleSubjects>;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType, P extends { kind: string } = Payload>
+  extends ToolBase<S> {
+  /**
+   * What the tool returns when it succeeds, as a zod schema: `execute` and `render` are typed by it,
+   * `session.call()` returns it (or the error payload) once the tool is in `ToolResultMap`, and MCP
+   * clients get it as the tool's `outputSchema`. The error payload is always part of the result and
+   * is not declared here. Without it the result is the generic `Payload`.
+   */
+  output?: ToolOutput<P>;
   execute: (input: z.output<S>, ctx: ToolContext) => Promise<P | ErrorPayload> | P | ErrorPayload;
   /** The model-facing text for a payload. */
   render?: (payload: P) => string;
+}
+
+/** A tool that declared its `output` (what defineTool returns for one). */
+export type ToolWithOutput<S extends z.ZodType, P extends { kind: string }> = ToolDefinition<S, P> & {
+  output: ToolOutput<P>;
+};
+
+// defineTool's argument when `output` is given: the payload type comes from `output` alone, and
+// `execute` must return it (NoInfer keeps execute's return from widening it).
+interface ToolWithOutputInput<S extends z.ZodType, P extends { kind: string }> extends ToolBase<S> {
+  output: ToolOutput<P>;
+  execute: (
+    input: z.output<S>,
+    ctx: ToolContext,
+  ) => Promise<NoInfer<P> | ErrorPayload> | NoInfer<P> | ErrorPayload;
+  render?: (payload: NoInfer<P>) => string;
 }
 
 /** A tool whose input and payload types are erased, as registries hold them. */
@@ -131,6 +165,7 @@ export interface AnyTool {
   name: string;
   description: string;
   input: z.ZodType;
+  output?: z.ZodType;
   jsonSchema?: JsonSchema;
   annotations?: ToolAnnotations;
   family: string;
@@ -147,7 +182,17 @@ export interface AnyTool {
 
 const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
-/** Declares a tool. Checks the name once, at definition time. */
+/**
+ * Declares a tool. Checks the name once, at definition time. With `output`, `execute` and `render`
+ * are typed by it; without it, the payload type is whatever `execute` returns. (`K` is what keeps a
+ * returned `kind: "..."` literal rather than widening it to string.)
+ */
+export function defineTool<S extends z.ZodType, P extends { kind: K }, K extends string>(
+  definition: ToolWithOutputInput<S, P>,
+): ToolWithOutput<S, P>;
+export function defineTool<S extends z.ZodType, P extends { kind: K }, K extends string>(
+  definition: ToolDefinition<S, P> & { output?: undefined },
+): ToolDefinition<S, P>;
 export function defineTool<S extends z.ZodType, P extends { kind: string }>(
   definition: ToolDefinition<S, P>,
 ): ToolDefinition<S, P> {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { restoreResultSchema } from "./checkpoint-api.js";
 import { renderText } from "./text-format.js";
 import { defineTool } from "./tool.js";
 
@@ -16,6 +17,7 @@ export const undoTool = defineTool({
   input: z.object({
     checkpoint: z.string().min(1).optional().describe('A checkpoint id, a call id, or "last" (default).'),
   }),
+  output: restoreResultSchema,
   async execute(input, ctx) {
     // This call has recorded nothing yet, so "last" is the change before it.
     return ctx.session.checkpoints.restore(input.checkpoint ?? "last", {

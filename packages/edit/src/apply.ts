@@ -1,10 +1,10 @@
 import path from "node:path";
-import { type ResolvedPath, ToolbeltError, type ToolContext } from "@toolbelt/core";
+import { type ResolvedPath, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { fingerprintOf } from "@toolbelt/core/internal";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import {
   decodeDocument,
-  type EolStyle,
+  EOL_STYLES,
   emptyDocument,
   encodedText,
   eolStyle,
@@ -23,33 +23,35 @@ export type LoadedFile = {
   stale: boolean;
 };
 
-export type FileEdit = {
-  path: string;
-  created: boolean;
-  /** The file changed on disk since this session last read it; the edit applied to the current content. */
-  changed_on_disk: boolean;
-  /** Strategy of each replacement, in order. */
-  strategies: string[];
-  replacements: number;
-  eol: EolStyle;
-  bom: boolean;
-  added: number;
-  removed: number;
-  diff: string;
-};
+const fileEditEntry = z.object({
+  path: z.string(),
+  created: z.boolean(),
+  changed_on_disk: z
+    .boolean()
+    .describe(
+      "the file changed on disk since this session last read it; the edit applied to the current content",
+    ),
+  strategies: z.array(z.string()).describe("strategy of each replacement, in order"),
+  replacements: z.number().int(),
+  eol: z.enum(EOL_STYLES),
+  bom: z.boolean(),
+  added: z.number().int(),
+  removed: z.number().int(),
+  diff: z.string(),
+});
 
-export type EditResult = {
-  kind: "edit_result";
-  /** Set when one file was edited. */
-  path?: string;
-  /** Set when one strategy explains the whole edit. */
-  strategy?: string;
-  files: FileEdit[];
-  /** Unified diff of every edited file. */
-  diff: string;
-  /** Notes from afterWrite hooks (diagnostics and the like). */
-  notes: string[];
-};
+/** What every edit tool returns. */
+export const editResultPayload = z.object({
+  kind: z.literal("edit_result"),
+  path: z.string().optional().describe("set when one file was edited"),
+  strategy: z.string().optional().describe("set when one strategy explains the whole edit"),
+  files: z.array(fileEditEntry),
+  diff: z.string().describe("unified diff of every edited file"),
+  notes: z.array(z.string()).describe("notes from afterWrite hooks (diagnostics and the like)"),
+});
+
+export type FileEdit = z.output<typeof fileEditEntry>;
+export type EditResult = z.output<typeof editResultPayload>;
 
 /** Resolves a model-given path, relative to an optional base directory that must itself be inside the root. */
 export function resolveIn(ctx: ToolContext, file: string, base?: string): ResolvedPath {

@@ -13,7 +13,9 @@ export type TextDocument = {
   eols: string[];
 };
 
-export type EolStyle = "lf" | "crlf" | "mixed" | "none";
+export const EOL_STYLES = ["lf", "crlf", "mixed", "none"] as const;
+
+export type EolStyle = (typeof EOL_STYLES)[number];
 
 const BOM = "\uFEFF";
 

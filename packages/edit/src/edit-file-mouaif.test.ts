@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, type Session } from "@toolbelt/core";
+import { createSession, type Payload, type Session } from "@toolbelt/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { family } from "./index.js";
 
@@ -30,7 +30,7 @@ describe("edit_file in the mouaif profile", () => {
 
   it("names oldText/newText in its errors, never old_text/new_text", async () => {
     s = await createSession({ root, plugins: [family], profile: "mouaif" });
-    const results = [
+    const results: Payload[] = [
       await s.call("edit_file", { path: "a.txt", oldText: "", newText: "x" }),
       await s.call("edit_file", { path: "a.txt", oldText: "beta", newText: "beta" }),
       await s.call("edit_file", { path: "a.txt", oldText: "gamma", newText: "x" }),
@@ -46,7 +46,7 @@ describe("edit_file in the mouaif profile", () => {
 
   it("keeps old_text in the default profile", async () => {
     s = await createSession({ root, plugins: [family] });
-    const r = await s.call("edit_file", { path: "a.txt", old_text: "gamma", new_text: "x" });
+    const r: Payload = await s.call("edit_file", { path: "a.txt", old_text: "gamma", new_text: "x" });
     expect(String(r.message)).toMatch(/^old_text was not found/);
   });
 });

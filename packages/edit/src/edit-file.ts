@@ -6,7 +6,7 @@ import {
   type ToolContext,
   z,
 } from "@toolbelt/core";
-import type { EditResult } from "./apply.js";
+import { type EditResult, editResultPayload } from "./apply.js";
 import { fromRaw, keepFinalNewline, spliceDocument, type TextDocument, toLf } from "./document.js";
 import { failurePayload, isFailure, strategyName } from "./match-report.js";
 import { ALL_STRATEGIES, locate, type Match, type MatchFailure } from "./matcher.js";
@@ -149,6 +149,7 @@ export const editFileTool = defineTool({
   editBackend: "edit_file",
   description: DESCRIPTION + MULTI,
   input,
+  output: editResultPayload,
   paths: (i) => editPaths(i.path, i.edits ?? [{}]),
   execute: (i, ctx) => editFile(ctx, i),
   render: renderEdit,

@@ -29,5 +29,6 @@ export {
   STRICT_STRATEGIES,
   type Strategy,
 } from "./matcher.js";
+export type { EditResults } from "./results.js";
 export { searchReplaceBlockTool } from "./search-replace-block.js";
 export { structuredPatchTool } from "./structured-patch.js";

@@ -244,7 +244,7 @@ describe("edit_file with edits", () => {
     await write("a.txt", "alpha\n");
     await write("configs/app.json", "{}\n");
     const s = await session();
-    const r = await s.call("edit_file", {
+    const r: Payload = await s.call("edit_file", {
       edits: [
         { path: "a.txt", old_text: "alpha", new_text: "ALPHA" },
         { path: "configs/app.json", old_text: "{}", new_text: '{ "agent": {} }' },
@@ -260,7 +260,7 @@ describe("edit_file with edits", () => {
     await write("a.txt", "alpha\n");
     await write("b.txt", "beta\n");
     const s = await session({ config: { tools: { file: { mode: "allow", allowlist: ["^a\\.txt$"] } } } });
-    const r = await s.call("edit_file", {
+    const r: Payload = await s.call("edit_file", {
       edits: [
         { path: "a.txt", old_text: "alpha", new_text: "ALPHA" },
         { path: "b.txt", old_text: "beta", new_text: "BETA" },
@@ -275,7 +275,7 @@ describe("edit_file with edits", () => {
   it("a path escaping the root among the edits is refused before anything is written", async () => {
     await write("a.txt", "alpha\n");
     const s = await session();
-    const r = await s.call("edit_file", {
+    const r: Payload = await s.call("edit_file", {
       edits: [
         { path: "a.txt", old_text: "alpha", new_text: "ALPHA" },
         { path: "../outside.txt", old_text: "", new_text: "x" },
@@ -338,7 +338,7 @@ describe("edit_file with edits", () => {
     const missing = failed(await s.call("edit_file", { path: "a.txt", old_text: "alpha" }));
     expect(missing.code).toBe("EINVAL_INPUT");
     expect(missing.message).toContain("new_text is required");
-    const tooMany = await s.call("edit_file", {
+    const tooMany: Payload = await s.call("edit_file", {
       path: "a.txt",
       edits: Array.from({ length: MAX_EDITS + 1 }, () => ({ old_text: "alpha", new_text: "B" })),
     });
@@ -469,7 +469,7 @@ describe("search_replace_block across files", () => {
       ">>>>>>> REPLACE",
       "```",
     ].join("\n");
-    const r = await s.call("search_replace_block", { content });
+    const r: Payload = await s.call("search_replace_block", { content });
     expect(r.kind).toBe("error");
     expect(r.code).toBe("ENO_MATCH");
     expect(await read("a.txt")).toBe("alpha\n");

@@ -7,7 +7,7 @@ import {
   type ToolContext,
   z,
 } from "@toolbelt/core";
-import type { EditResult } from "./apply.js";
+import { type EditResult, editResultPayload } from "./apply.js";
 import {
   fromRaw,
   hasFinalNewline,
@@ -131,6 +131,7 @@ export const structuredPatchTool = defineTool({
   editBackend: "structured_patch",
   description: DESCRIPTION + MULTI,
   input,
+  output: editResultPayload,
   paths: (i) => editPaths(i.path, i.edits ?? [{}]),
   execute: (i, ctx) => structuredPatch(ctx, i),
   render: renderEdit,

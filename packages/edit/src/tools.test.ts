@@ -66,9 +66,9 @@ describe("backend binding", () => {
     expect(names(await session({ model: "o3" }))).toEqual(["structured_patch"]);
     expect(names(await session({ model: "claude-opus-4", edit_tool: "edit_file" }))).toEqual(["edit_file"]);
     const other = await session({ model: "gpt-5" });
-    expect((await other.call("edit_file", { path: "x", old_text: "", new_text: "y" })).code).toBe(
-      "EUNKNOWN_TOOL",
-    );
+    expect(await other.call("edit_file", { path: "x", old_text: "", new_text: "y" })).toMatchObject({
+      code: "EUNKNOWN_TOOL",
+    });
   });
 
   it("exposes the reference profiles' names and parameters", async () => {
@@ -146,11 +146,11 @@ describe("edit_file", () => {
     const original = "a();\nb();\na();\n";
     await write("m.js", original);
     const s = await session();
-    const multi = await s.call("edit_file", { path: "m.js", old_text: "a();", new_text: "c();" });
+    const multi: Payload = await s.call("edit_file", { path: "m.js", old_text: "a();", new_text: "c();" });
     expect(multi.code).toBe("EMULTI_MATCH");
     expect(multi.match_lines).toEqual([1, 3]);
     expect(multi.match_count).toBe(2);
-    const none = await s.call("edit_file", { path: "m.js", old_text: "d();", new_text: "c();" });
+    const none: Payload = await s.call("edit_file", { path: "m.js", old_text: "d();", new_text: "c();" });
     expect(none.code).toBe("ENO_MATCH");
     expect(await read("m.js")).toBe(original);
   });
@@ -159,16 +159,16 @@ describe("edit_file", () => {
     const s = await session();
     expectOk(await s.call("edit_file", { path: "new/dir/f.txt", old_text: "", new_text: "hello\n" }));
     expect(await read("new/dir/f.txt")).toBe("hello\n");
-    expect((await s.call("edit_file", { path: "new/dir/f.txt", old_text: "", new_text: "x" })).code).toBe(
-      "EINVAL_INPUT",
-    );
+    expect(await s.call("edit_file", { path: "new/dir/f.txt", old_text: "", new_text: "x" })).toMatchObject({
+      code: "EINVAL_INPUT",
+    });
   });
 
   it("refuses paths outside the root", async () => {
     const s = await session();
-    expect((await s.call("edit_file", { path: "../outside.txt", old_text: "", new_text: "x" })).code).toBe(
-      "EPATH_ESCAPE",
-    );
+    expect(await s.call("edit_file", { path: "../outside.txt", old_text: "", new_text: "x" })).toMatchObject({
+      code: "EPATH_ESCAPE",
+    });
   });
 
   it("invalidates the read ledger so the next read is fresh", async () => {
@@ -223,7 +223,7 @@ describe("edit_file", () => {
     const s = await session({ profile: "mouaif" });
     expectOk(await s.call("edit_file", { file: "q.txt", oldText: "x = 1", newText: "x = 2" }));
     expect(await read("q.txt")).toBe("x = 2\n");
-    expect((await s.call("edit_file", { oldText: "a", newText: "b" })).code).toBe("EINVAL_INPUT");
+    expect(await s.call("edit_file", { oldText: "a", newText: "b" })).toMatchObject({ code: "EINVAL_INPUT" });
   });
 });
 
@@ -231,7 +231,11 @@ describe("structured_patch", () => {
   it("replaces one exact occurrence, or all with replace_all", async () => {
     await write("p.py", "x = 1\ny = x\nz = x\n");
     const s = await session({ model: "gpt-5" });
-    const multi = await s.call("structured_patch", { path: "p.py", old_string: "= x", new_string: "= w" });
+    const multi: Payload = await s.call("structured_patch", {
+      path: "p.py",
+      old_string: "= x",
+      new_string: "= w",
+    });
     expect(multi.code).toBe("EMULTI_MATCH");
     expect(String(multi.message)).toMatch(/replace_all/);
     const all = expectOk(
@@ -249,7 +253,7 @@ describe("structured_patch", () => {
   it("does not match fuzzily", async () => {
     await write("f.py", "def f():\n    return 1\n");
     const s = await session({ model: "gpt-5" });
-    const r = await s.call("structured_patch", {
+    const r: Payload = await s.call("structured_patch", {
       path: "f.py",
       old_string: "def f():\n  return 1",
       new_string: "x",
@@ -315,7 +319,7 @@ describe("search_replace_block", () => {
     await write("b.ts", "const two = 2;\n");
     const s = await session({ model: "claude-sonnet-4" });
     const content = `${blk("a.ts", "one", "ONE")}${blk("b.ts", "const two = 3;", "const two = 4;")}`;
-    const r = await s.call("search_replace_block", { content });
+    const r: Payload = await s.call("search_replace_block", { content });
     expect(r.code).toBe("ENO_MATCH");
     expect(String(r.message)).toMatch(/1 of 2 blocks failed; nothing was written/);
     expect(String(r.message)).toContain("1: const two = 2;");
@@ -340,7 +344,7 @@ describe("search_replace_block", () => {
   it("refuses `...` that does not pair up", async () => {
     await write("e.js", "a\nb\nc\n");
     const s = await session({ model: "claude-sonnet-4" });
-    const r = await s.call("search_replace_block", { content: blk("e.js", "a\n...\nc", "A\nC") });
+    const r: Payload = await s.call("search_replace_block", { content: blk("e.js", "a\n...\nc", "A\nC") });
     expect(r.code).toBe("EINVAL_INPUT");
     expect(String(r.message)).toMatch(/must pair up/);
   });
@@ -348,7 +352,7 @@ describe("search_replace_block", () => {
   it("rejects content with shell code blocks and writes nothing", async () => {
     await write("a.ts", "one\n");
     const s = await session({ model: "claude-sonnet-4" });
-    const r = await s.call("search_replace_block", {
+    const r: Payload = await s.call("search_replace_block", {
       content: `${blk("a.ts", "one", "ONE")}\n\`\`\`sh\nrm -rf build\n\`\`\`\n`,
     });
     expect(r.code).toBe("EINVAL_INPUT");
@@ -360,7 +364,7 @@ describe("search_replace_block", () => {
     await write("a.ts", "one\n");
     await write("b.ts", "two\n");
     const s = await session({ model: "claude-sonnet-4" });
-    const r = await s.call("search_replace_block", {
+    const r: Payload = await s.call("search_replace_block", {
       content: `${blk("a.ts", "one", "ONE")}${blk("b.ts", "two", "TWO")}`,
       files: ["a.ts"],
     });
@@ -372,7 +376,7 @@ describe("search_replace_block", () => {
     await write("i.py", "class A:\n    def f(self):\n        return 1\n");
     const s = await session({ model: "claude-sonnet-4" });
     const content = blk("i.py", "def f(self):\n    return 1", "def f(self):\n    return 2");
-    const strict = await s.call("search_replace_block", { content });
+    const strict: Payload = await s.call("search_replace_block", { content });
     expect(strict.code).toBe("ENO_MATCH");
     expect(String(strict.message)).toMatch(/tolerant: true/);
     const tolerant = expectOk(await s.call("search_replace_block", { content, tolerant: true }));
@@ -418,7 +422,7 @@ describe("search_replace_block", () => {
     await write("i.py", "class A:\n    def f(self):\n        return 1\n");
     const s = await session({ profile: "mewbo" });
     const content = blk("i.py", "def f(self):\n    return 1", "def f(self):\n    return 2");
-    const r = await s.call("aider_edit_block_tool", { content });
+    const r: Payload = await s.call("aider_edit_block_tool", { content });
     expect(r.code).toBe("ENO_MATCH");
     expect(String(r.message)).not.toMatch(/tolerant/);
     expect(String(r.message)).toContain("SEARCH must match exactly");
@@ -429,9 +433,9 @@ describe("search_replace_block edge cases", () => {
   it("refuses a SEARCH of blank lines only, and an ambiguous SEARCH", async () => {
     await write("w.txt", "a\n\n\nb\na\n");
     const s = await session({ model: "claude-sonnet-4" });
-    const blank = await s.call("search_replace_block", { content: blk("w.txt", "\n", "x") });
+    const blank: Payload = await s.call("search_replace_block", { content: blk("w.txt", "\n", "x") });
     expect(blank.code).toBe("EINVAL_INPUT");
-    const multi = await s.call("search_replace_block", { content: blk("w.txt", "a", "c") });
+    const multi: Payload = await s.call("search_replace_block", { content: blk("w.txt", "a", "c") });
     expect(multi.code).toBe("EMULTI_MATCH");
     expect(String(multi.message)).toMatch(/matches 2 places \(starting at lines 1, 5\)/);
     expect(await read("w.txt")).toBe("a\n\n\nb\na\n");

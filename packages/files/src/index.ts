@@ -9,6 +9,7 @@ import { writeFileTool } from "./write-file.js";
 
 export type { DirListPayload, FileListPayload } from "./list-files.js";
 export type { FileContentPayload, FileUnchangedPayload, ImagePayload } from "./read-file.js";
+export type { FilesResults } from "./results.js";
 export { chooseEngine, type EngineChoice, locateRipgrep } from "./search/engine.js";
 export { ripgrepArgs } from "./search/ripgrep.js";
 export type { SearchResultsPayload } from "./search-files.js";

@@ -17,26 +17,31 @@ import { decodeText, imageMimeType } from "./text-decode.js";
 import { comparePaths } from "./tree-order.js";
 import { walkFiles } from "./walk.js";
 
-export type FileListPayload = {
-  kind: "file_list";
-  pattern: string;
-  path: string;
-  entries: Array<{ path: string; note?: string }>;
-  count: number;
-  capped: boolean;
-  max_entries: number;
-  /** Set in the mouaif profile, whose text reads `# Listing: <pattern>` / `# Count: N`. */
-  profile?: "mouaif";
-};
+export const fileListPayload = z.object({
+  kind: z.literal("file_list"),
+  pattern: z.string(),
+  path: z.string(),
+  entries: z.array(z.object({ path: z.string(), note: z.string().optional() })),
+  count: z.number().int(),
+  capped: z.boolean(),
+  max_entries: z.number().int(),
+  profile: z
+    .literal("mouaif")
+    .optional()
+    .describe("set in the mouaif profile, whose text reads `# Listing: <pattern>` / `# Count: N`"),
+});
 
-export type DirListPayload = {
-  kind: "dir_list";
-  path: string;
-  files: string[];
-  count: number;
-  capped: boolean;
-  max_entries: number;
-};
+export const dirListPayload = z.object({
+  kind: z.literal("dir_list"),
+  path: z.string(),
+  files: z.array(z.string()),
+  count: z.number().int(),
+  capped: z.boolean(),
+  max_entries: z.number().int(),
+});
+
+export type FileListPayload = z.output<typeof fileListPayload>;
+export type DirListPayload = z.output<typeof dirListPayload>;
 
 /** Walks stop collecting past this many entries; the sorted list is then capped for display. */
 function collectionBound(cap: number): number {
@@ -149,6 +154,7 @@ export const listFilesTool = defineTool({
   description:
     "List files matching a glob (case-insensitive; a bare directory lists everything under it), honouring .gitignore. Answers an indented tree of root-relative paths; images are marked (image).",
   input: listFilesInput,
+  output: fileListPayload,
   // No paths for the session's allowlist check: a directory is judged by listingScope, and the
   // listing is filtered by the allowlist, so `.` lists the allowed files instead of failing.
   paths: () => [],
@@ -250,6 +256,7 @@ export const listDirTool = defineTool({
   description:
     "List every file under a directory, recursively, as paths relative to the project root (honours .gitignore).",
   input: listDirInput,
+  output: dirListPayload,
   // Judged by listingScope instead, like list_files.
   paths: () => [],
   async execute(input, ctx): Promise<DirListPayload> {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, readSync, type Stats } from "node:fs";
 import { defineTool, type LineWindow, renderText, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { fingerprintOf } from "@toolbelt/core/internal";
-import { decodeText, imageMimeType, type TextEncoding } from "./text-decode.js";
+import { decodeText, imageMimeType, TEXT_ENCODINGS } from "./text-decode.js";
 
 /** Files larger than this are not read whole for a window (hashing needs every byte). */
 const MAX_READ_BYTES = 256 * 1024 * 1024;
@@ -10,48 +10,66 @@ export const TRUNCATION_NOTE = "... (truncated - use offset/limit to read more)"
 /** The mouaif profile's parameters are startLine/endLine: its notes and errors name those. */
 export const MOUAIF_TRUNCATION_NOTE = "... (truncated - use startLine/endLine to read more)";
 
-export type FileContentPayload = {
-  kind: "file_content";
-  path: string;
-  /** `cat -n` numbered lines of the window. */
-  content: string;
-  start_line: number;
-  end_line: number;
-  total_lines: number;
-  /** More lines follow the window. */
-  truncated: boolean;
-  /** Line numbers whose text was cut at fileReadMaxLineChars. */
-  cut_lines: number[];
-  /** The window ended early at limits.fileReadMaxBytes (the cap, in bytes). */
-  byte_capped?: number;
-  encoding: TextEncoding;
-  line_endings: "lf" | "crlf";
-  /** When truncated: the `offset` to pass next, in the caller's profile numbering (mewbo's is 0-based). */
-  next_offset?: number;
-  /** Set in the mouaif profile: the text then speaks of startLine (next_offset is the next startLine). */
-  profile?: "mouaif";
-  /**
-   * Ranges of the window this session was already shown, of this same version: their lines are
-   * left out of `content` (range-aware de-duplication). Absent when every line is sent.
-   */
-  already_shown?: Array<{ start: number; end: number }>;
-};
+const lineEndings = z.enum(["lf", "crlf"]);
 
-export type FileUnchangedPayload = {
-  kind: "file_unchanged";
-  path: string;
-  start_line: number;
-  end_line: number;
-  message: string;
-};
+export const fileContentPayload = z.object({
+  kind: z.literal("file_content"),
+  path: z.string(),
+  content: z.string().describe("`cat -n` numbered lines of the window"),
+  start_line: z.number().int(),
+  end_line: z.number().int(),
+  total_lines: z.number().int(),
+  truncated: z.boolean().describe("more lines follow the window"),
+  cut_lines: z.array(z.number().int()).describe("line numbers whose text was cut at fileReadMaxLineChars"),
+  byte_capped: z
+    .number()
+    .int()
+    .optional()
+    .describe("the window ended early at limits.fileReadMaxBytes (the cap, in bytes)"),
+  encoding: z.enum(TEXT_ENCODINGS),
+  line_endings: lineEndings,
+  next_offset: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "when truncated: the `offset` to pass next, in the caller's profile numbering (mewbo's is 0-based)",
+    ),
+  profile: z
+    .literal("mouaif")
+    .optional()
+    .describe(
+      "set in the mouaif profile: the text then speaks of startLine (next_offset is the next startLine)",
+    ),
+  already_shown: z
+    .array(z.object({ start: z.number().int(), end: z.number().int() }))
+    .optional()
+    .describe(
+      "ranges of the window this session was already shown, of this same version: their lines are left out of `content`; absent when every line is sent",
+    ),
+});
 
-export type ImagePayload = {
-  kind: "image";
-  path: string;
-  mime_type: string;
-  size: number;
-  base64: string;
-};
+export const fileUnchangedPayload = z.object({
+  kind: z.literal("file_unchanged"),
+  path: z.string(),
+  start_line: z.number().int(),
+  end_line: z.number().int(),
+  message: z.string(),
+});
+
+export const imagePayload = z.object({
+  kind: z.literal("image"),
+  path: z.string(),
+  mime_type: z.string(),
+  size: z.number().int(),
+  base64: z.string(),
+});
+
+export type FileContentPayload = z.output<typeof fileContentPayload>;
+export type FileUnchangedPayload = z.output<typeof fileUnchangedPayload>;
+export type ImagePayload = z.output<typeof imagePayload>;
+
+const readOutput = z.discriminatedUnion("kind", [fileContentPayload, fileUnchangedPayload, imagePayload]);
 
 const readInput = z.object({
   path: z.string().min(1).describe("file path, relative to the project root"),
@@ -373,6 +391,7 @@ export const readFileTool = defineTool({
   description:
     "Read a text file as numbered lines (like `cat -n`), a window at a time: `offset` is the first line (1-based), `limit` the number of lines. Images (.png .jpg .jpeg .gif .webp .bmp .ico) come back as image data. Re-reading a window already returned and unchanged answers `file_unchanged` instead of repeating the content.",
   input: readInput,
+  output: readOutput,
   paths: (input) => [input.path],
   execute: executeRead,
   render: renderRead,

@@ -23,31 +23,46 @@ import {
 } from "./search/ripgrep.js";
 import { verifyShown } from "./search/verify.js";
 
-export type SearchResultsPayload = {
-  kind: "search_results";
-  query: string;
-  /** The root-relative path searched. */
-  path: string;
-  include?: string;
-  /** Set when the requested path did not exist and an ancestor was searched instead. */
-  note?: string;
-  engine: "ripgrep" | "js";
-  entries: Array<{ path: string; matches: Array<{ line: number; text: string }> }>;
-  files: number;
-  matches: number;
-  capped: boolean;
-  max_matches: number;
-  max_chars: number;
-  /** Files with matches left out because the allowlist does not admit them. */
-  skipped?: number;
-  /**
-   * Lines ripgrep reported that were dropped: read again (ripgrep ran unconfined), they were no
-   * longer that line of that file, which changed during the search (or was swapped for a symlink).
-   */
-  changed?: number;
-  /** Set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`. */
-  profile?: "mouaif";
-};
+export const searchResultsPayload = z.object({
+  kind: z.literal("search_results"),
+  query: z.string(),
+  path: z.string().describe("the root-relative path searched"),
+  include: z.string().optional(),
+  note: z
+    .string()
+    .optional()
+    .describe("set when the requested path did not exist and an ancestor was searched instead"),
+  engine: z.enum(["ripgrep", "js"]),
+  entries: z.array(
+    z.object({
+      path: z.string(),
+      matches: z.array(z.object({ line: z.number().int(), text: z.string() })),
+    }),
+  ),
+  files: z.number().int(),
+  matches: z.number().int(),
+  capped: z.boolean(),
+  max_matches: z.number().int(),
+  max_chars: z.number().int(),
+  skipped: z
+    .number()
+    .int()
+    .optional()
+    .describe("files with matches left out because the allowlist does not admit them"),
+  changed: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "lines ripgrep reported that were dropped: read again (ripgrep ran unconfined), they were no longer that line of that file, which changed during the search",
+    ),
+  profile: z
+    .literal("mouaif")
+    .optional()
+    .describe("set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`"),
+});
+
+export type SearchResultsPayload = z.output<typeof searchResultsPayload>;
 
 const searchInput = z.object({
   query: z.string().min(1).describe("regular expression (ripgrep syntax), matched line by line"),
@@ -84,6 +99,7 @@ export const searchFilesTool = defineTool({
   description:
     "Search file contents with a regular expression (ripgrep). Honours .gitignore/.ignore, skips binary files, includes hidden files except .git. Answers matching lines grouped under their files as `line: text`, capped (the cap is stated).",
   input: searchInput,
+  output: searchResultsPayload,
   // No paths for the session's allowlist check: a directory is admitted when an allowed file could lie
   // beneath it, and the results of either engine are then filtered by the allowlist.
   paths: () => [],

@@ -1,5 +1,7 @@
-/** How a file's bytes were turned into text. */
-export type TextEncoding = "utf-8" | "utf-8-bom" | "utf-16le" | "utf-16be";
+/** How a file's bytes can be turned into text. */
+export const TEXT_ENCODINGS = ["utf-8", "utf-8-bom", "utf-16le", "utf-16be"] as const;
+
+export type TextEncoding = (typeof TEXT_ENCODINGS)[number];
 
 export type DecodedText = { text: string; encoding: TextEncoding };
 

@@ -1,18 +1,19 @@
 import { defineTool, renderText, ToolbeltError, z } from "@toolbelt/core";
 
-export type FileWrittenPayload = {
-  kind: "file_written";
-  path: string;
-  /** `created` for a new file, `overwritten` for an existing one. */
-  result: "created" | "overwritten";
-  bytes: number;
-  /** Notes from afterWrite hooks (new diagnostics, for example). */
-  notes: string[];
-  /** The mouaif profile's result fields: the root-relative path, and the content's length and lines. */
-  relPath?: string;
-  chars?: number;
-  lines?: number;
-};
+export const fileWrittenPayload = z.object({
+  kind: z.literal("file_written"),
+  path: z.string(),
+  result: z
+    .enum(["created", "overwritten"])
+    .describe("`created` for a new file, `overwritten` for an existing one"),
+  bytes: z.number().int(),
+  notes: z.array(z.string()).describe("notes from afterWrite hooks (new diagnostics, for example)"),
+  relPath: z.string().optional().describe("mouaif profile: the root-relative path"),
+  chars: z.number().int().optional().describe("mouaif profile: the content's length in characters"),
+  lines: z.number().int().optional().describe("mouaif profile: the content's lines"),
+});
+
+export type FileWrittenPayload = z.output<typeof fileWrittenPayload>;
 
 /** Lines of a text as an editor counts them: a final newline ends the last line, it starts none. */
 function lineCount(text: string): number {
@@ -33,6 +34,7 @@ export const writeFileTool = defineTool({
   description:
     "Create a file or replace its whole content (parents created). Atomic: written to a temporary file and renamed over the target; an existing file keeps its mode.",
   input: writeInput,
+  output: fileWrittenPayload,
   paths: (input) => [input.path],
   async execute(input, ctx): Promise<FileWrittenPayload> {
     const resolved = ctx.resolve(input.path);

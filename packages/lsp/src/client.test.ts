@@ -155,16 +155,16 @@ describe("servers that cannot start", () => {
       plugins: [createLspFamily()],
     });
     try {
-      const first = await session.call("lsp_diagnostics", { path: "a.foo" });
+      const first: Payload = await session.call("lsp_diagnostics", { path: "a.foo" });
       expect(first).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(first.message)).toContain("no-such-server");
-      const second = await session.call("lsp_document_symbols", { path: "a.foo" });
+      const second: Payload = await session.call("lsp_document_symbols", { path: "a.foo" });
       expect(second).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(second.message)).toContain("not retried in this session");
       const none = await session.call("lsp_diagnostics", { path: "src.unknown" });
       expect(none).toMatchObject({ kind: "error", code: "ENOENT" });
       writeFileSync(path.join(root, "x.unknown"), "");
-      const unserved = await session.call("lsp_hover", { path: "x.unknown", line: 1, column: 1 });
+      const unserved: Payload = await session.call("lsp_hover", { path: "x.unknown", line: 1, column: 1 });
       expect(unserved).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(unserved.message)).toContain('add one under "lsp"');
     } finally {
@@ -181,10 +181,10 @@ describe("servers that cannot start", () => {
       plugins: [createLspFamily()],
     });
     try {
-      const first = await session.call("lsp_diagnostics", { path: "notes.txt" });
+      const first: Payload = await session.call("lsp_diagnostics", { path: "notes.txt" });
       expect(first).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(first.message)).toContain("exited with code 3");
-      const second = await session.call("lsp_diagnostics", { path: "notes.txt" });
+      const second: Payload = await session.call("lsp_diagnostics", { path: "notes.txt" });
       expect(second).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
       expect(String(second.message)).toContain("exited with code 3");
     } finally {

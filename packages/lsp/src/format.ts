@@ -1,35 +1,37 @@
 import path from "node:path";
-import type { ResolvedPath, ToolContext } from "@toolbelt/core";
+import { type ResolvedPath, type ToolContext, z } from "@toolbelt/core";
 import type { Diagnostic, Location, LocationLink, Range } from "vscode-languageserver-protocol";
 import type { Backend } from "./manager.js";
 import { readProjectFile } from "./project-files.js";
 import { fromUri } from "./uri.js";
 
-/** A place in a file, 1-based, with the text of its line when the file is inside the root. */
-export type Place = {
-  /** Root-relative, or absolute when outside the root (then `outside_root` is set). */
-  path: string;
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  text?: string;
-  outside_root?: boolean;
-};
-
-export type DiagnosticItem = {
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  severity: Severity;
-  code?: string | number;
-  source?: string;
-  message: string;
-};
-
 export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
 export type Severity = (typeof SEVERITIES)[number];
+
+/** A place in a file, 1-based, with the text of its line when the file is inside the root. */
+export const placeSchema = z.object({
+  path: z.string().describe("root-relative, or absolute when outside the root (then `outside_root` is set)"),
+  line: z.number().int(),
+  column: z.number().int(),
+  end_line: z.number().int(),
+  end_column: z.number().int(),
+  text: z.string().optional(),
+  outside_root: z.boolean().optional(),
+});
+
+export const diagnosticItemSchema = z.object({
+  line: z.number().int(),
+  column: z.number().int(),
+  end_line: z.number().int(),
+  end_column: z.number().int(),
+  severity: z.enum(SEVERITIES),
+  code: z.union([z.string(), z.number()]).optional(),
+  source: z.string().optional(),
+  message: z.string(),
+});
+
+export type Place = z.output<typeof placeSchema>;
+export type DiagnosticItem = z.output<typeof diagnosticItemSchema>;
 
 export function severityName(n: number | undefined): Severity {
   return SEVERITIES[(n ?? 1) - 1] ?? "error";

@@ -22,6 +22,7 @@ export { type DiagnosticsOutcome, LspClient } from "./client.js";
 export type { TsMorphBackend } from "./fallback.js";
 export type { LaunchHost } from "./launch.js";
 export { type Backend, type LspFamilyOptions, LspManager } from "./manager.js";
+export type { LspResults } from "./results.js";
 export type { ServerSpec, TsServerChoice } from "./servers.js";
 
 const AFTER_WRITE_SHOWN = 20;

@@ -4,7 +4,13 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSession, parseConfig, type Session, type ToolbeltConfigInput } from "@toolbelt/core";
+import {
+  createSession,
+  type Payload,
+  parseConfig,
+  type Session,
+  type ToolbeltConfigInput,
+} from "@toolbelt/core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { doctorChecks, family } from "./family.js";
 
@@ -89,7 +95,7 @@ describe("the reference filesystem server", () => {
     expect(search.bound).toContain("mcp__fs__write_file");
     const bad = await session.call("mcp__fs__write_file", { path: 3 });
     expect(bad).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
-    const denied = await session.call("mcp__fs__write_file", {
+    const denied: Payload = await session.call("mcp__fs__write_file", {
       path: path.join(root, "x.txt"),
       content: "x",
     });
@@ -118,7 +124,7 @@ describe("the reference filesystem server", () => {
   it("turns an isError result into an ETOOL_FAILED error naming the server", async () => {
     const root = project({ fs: fsServer(".") });
     const session = await open(root, { agent: { tool_search: "off" } });
-    const outside = await session.call("mcp__fs__read_text_file", { path: "/etc/hostname" });
+    const outside: Payload = await session.call("mcp__fs__read_text_file", { path: "/etc/hostname" });
     expect(outside).toMatchObject({
       kind: "error",
       code: "ETOOL_FAILED",
@@ -156,10 +162,10 @@ describe("results, crashes and timeouts (toy server)", () => {
 
   it("reports a server that crashes mid-call by name, and the session keeps working", async () => {
     const session = await open(project({ toy: toy(), other: toy() }), { agent: { tool_search: "off" } });
-    const crashed = await session.call("mcp__toy__crash", {});
+    const crashed: Payload = await session.call("mcp__toy__crash", {});
     expect(crashed).toMatchObject({ kind: "error", code: "EUNAVAILABLE", server: "toy" });
     expect(String(crashed.message)).toMatch(/MCP server "toy" stopped unexpectedly.*segfault in handler/);
-    const again = await session.call("mcp__toy__echo", { message: "x" });
+    const again: Payload = await session.call("mcp__toy__echo", { message: "x" });
     expect(again).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
     expect(String(again.message)).toContain('MCP server "toy"');
     expect(await session.call("mcp__other__echo", { message: "still here" })).toMatchObject({

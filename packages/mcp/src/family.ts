@@ -10,7 +10,7 @@ import {
   type Session,
   z,
 } from "@toolbelt/core";
-import { McpConnection, mcpDepth, type ServerState } from "./connection.js";
+import { McpConnection, mcpDepth } from "./connection.js";
 import { contributions } from "./contrib.js";
 import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
 import { MCP_LIMITS, planTools, type ServerToolPlan } from "./tools.js";
@@ -20,29 +20,37 @@ export const MAX_MCP_DEPTH = 3;
 
 const STATE_KEY = "mcp";
 
-export type ServerStatus = {
-  server: string;
-  state: ServerState | "invalid" | "skipped";
-  source: string;
-  /** How it starts (command line or URL); never headers or env values. */
-  start?: string;
-  /** Tools registered in the session (after the limits). */
-  tools: number;
-  /** Tools the server listed, when that differs from `tools`. */
-  listed?: number;
-  /** What the limits refused, cut or renamed (a colliding name's suffix is said here). */
-  notes?: string[];
-  error?: string;
-  started_in_ms?: number;
-};
+const serverStatus = z.object({
+  server: z.string(),
+  state: z.enum(["starting", "ready", "failed", "crashed", "closed", "invalid", "skipped"]),
+  source: z.string(),
+  start: z.string().optional().describe("how it starts (command line or URL); never headers or env values"),
+  tools: z.number().int().describe("tools registered in the session (after the limits)"),
+  listed: z.number().int().optional().describe("tools the server listed, when that differs from `tools`"),
+  notes: z
+    .array(z.string())
+    .optional()
+    .describe("what the limits refused, cut or renamed (a colliding name's suffix is said here)"),
+  error: z.string().optional(),
+  started_in_ms: z.number().optional(),
+});
 
-export type McpStatusPayload = {
-  kind: "mcp_status";
-  servers: ServerStatus[];
-  down: string[];
-  /** The bounds every server's tool list is held to. */
-  limits: typeof MCP_LIMITS;
-};
+export const mcpStatusPayload = z.object({
+  kind: z.literal("mcp_status"),
+  servers: z.array(serverStatus),
+  down: z.array(z.string()),
+  limits: z
+    .object({
+      tools_per_server: z.number().int(),
+      name_chars: z.number().int(),
+      description_chars: z.number().int(),
+      schema_bytes: z.number().int(),
+    })
+    .describe("the bounds every server's tool list is held to"),
+});
+
+export type ServerStatus = z.output<typeof serverStatus>;
+export type McpStatusPayload = z.output<typeof mcpStatusPayload>;
 
 /** The servers one root session started; forks and sub-agents share their root's. */
 export class McpServers {
@@ -157,7 +165,8 @@ export function mcpStatusTool(down: string[] = []): AnyTool {
       access: "read",
       description: down.length ? `${STATUS_DESCRIPTION} Down now: ${down.join(", ")}.` : STATUS_DESCRIPTION,
       input: z.object({}),
-      execute(_input, ctx): McpStatusPayload {
+      output: mcpStatusPayload,
+      execute(_input, ctx) {
         const servers = mcpServersOf(ctx.session);
         return {
           kind: "mcp_status",

@@ -19,6 +19,7 @@ export {
   type ServerStatus,
   startServers,
 } from "./family.js";
+export type { McpResults } from "./results.js";
 export {
   describeSpec,
   expandEnv,

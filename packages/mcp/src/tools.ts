@@ -15,24 +15,46 @@ import {
 } from "@toolbelt/core";
 import type { McpConnection } from "./connection.js";
 
-export type McpContent =
-  | { type: "text"; text: string }
-  | { type: "image" | "audio"; mime_type: string; bytes: number; data?: string; omitted?: string }
-  | { type: "resource_link"; uri: string; name?: string; mime_type?: string; description?: string }
-  | { type: "resource"; uri: string; mime_type?: string; text?: string; blob_bytes?: number };
+const mcpContent = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({
+    type: z.enum(["image", "audio"]),
+    mime_type: z.string(),
+    bytes: z.number().int(),
+    data: z.string().optional(),
+    omitted: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal("resource_link"),
+    uri: z.string(),
+    name: z.string().optional(),
+    mime_type: z.string().optional(),
+    description: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal("resource"),
+    uri: z.string(),
+    mime_type: z.string().optional(),
+    text: z.string().optional(),
+    blob_bytes: z.number().int().optional(),
+  }),
+]);
 
-export type McpResultPayload = {
-  kind: "mcp_result";
-  /** The server's name as configured. */
-  server: string;
-  /** The tool's name on the server. */
-  tool: string;
-  content: McpContent[];
-  /** The server's structuredContent, verbatim. */
-  structured?: unknown;
-  /** Text beyond the cap was cut; says how much there was. */
-  truncated?: { chars: number; cap: number };
-};
+/** What a tool of an MCP server returns in the session (an `isError` result becomes an error payload). */
+export const mcpResultPayload = z.object({
+  kind: z.literal("mcp_result"),
+  server: z.string().describe("the server's name as configured"),
+  tool: z.string().describe("the tool's name on the server"),
+  content: z.array(mcpContent),
+  structured: z.unknown().optional().describe("the server's structuredContent, verbatim"),
+  truncated: z
+    .object({ chars: z.number().int(), cap: z.number().int() })
+    .optional()
+    .describe("text beyond the cap was cut; says how much there was"),
+});
+
+export type McpContent = z.output<typeof mcpContent>;
+export type McpResultPayload = z.output<typeof mcpResultPayload>;
 
 const TOOL_NAME_MAX = 64;
 const PREFIX = "mcp__";
@@ -246,6 +268,7 @@ export function toSessionTool(
       input: validatorFor(jsonSchema),
       jsonSchema,
       annotations: annotationsOf(tool),
+      output: mcpResultPayload,
       async execute(input, ctx): Promise<McpResultPayload | ErrorPayload> {
         const result = await connection.callTool(
           tool.name,

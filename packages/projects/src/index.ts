@@ -15,6 +15,7 @@ export {
   readInstructions,
   type SkippedFile,
 } from "./instructions.js";
+export type { ProjectsResults } from "./results.js";
 export {
   loadSkillsFrom,
   parseFrontMatter,

@@ -6,6 +6,7 @@ import {
   createSession,
   definePlugin,
   defineTool,
+  type Payload,
   type Session,
   type ToolbeltConfigInput,
   type ToolbeltEvent,
@@ -279,7 +280,7 @@ describe("switch_project", () => {
 
   it("refuses an unknown key and a repository with no checkout, and stays where it is", async () => {
     const s = await session();
-    const unknown = await s.call("switch_project", { key: "nope" });
+    const unknown: Payload = await s.call("switch_project", { key: "nope" });
     expect(unknown).toMatchObject({ kind: "error", code: "ENOENT" });
     expect(String(unknown.message)).toContain("keys: other");
     expect(await s.call("switch_project", { key: "acme/gadgets" })).toMatchObject({

@@ -34,6 +34,7 @@ export type {
   ShellSessionView,
   ShellStarted,
 } from "./payloads.js";
+export type { ShellResults } from "./results.js";
 export {
   DEFAULT_MAX_PROCESSES,
   probeSandbox,

@@ -1,109 +1,131 @@
-import type { ShellStatus } from "./background-shell.js";
-import type { SandboxStatus } from "./sandbox.js";
-import type { SandboxDenial } from "./sandbox-denials.js";
+import { z } from "@toolbelt/core";
+
+// The shell tools' results: one zod source for their types, `session.call()`'s result types and the
+// MCP outputSchema. Enumerations are spelled out here; the code that produces them is typed by them.
+const shellStatus = z.enum(["running", "exited", "killed"]);
+const sandboxStatus = z.enum(["landlock", "unavailable", "off"]);
 
 /** A foreground command that ran to its end (or to its timeout). */
-export type ShellResult = {
-  kind: "shell_result";
-  command: string;
-  /** Root-relative working directory. */
-  cwd: string;
-  /** stdout and stderr merged in the order they were written; head and tail when elided. */
-  stdout: string;
-  /** null when a signal ended the command. */
-  exit_code: number | null;
-  signal?: string;
-  duration_ms: number;
-  /** The timeout ended the process group. */
-  timed_out?: boolean;
-  /** The limit that ended it, in seconds (with `timed_out`). */
-  timeout_seconds?: number;
-  /** Bytes the command wrote in all. */
-  output_bytes: number;
-  /** Bytes dropped from the middle of `stdout`. */
-  elided_bytes?: number;
-  /** Processes still running after the command exited, which were then ended. */
-  leftover_processes?: number;
-  tty: boolean;
-  sandbox: SandboxStatus;
-  /** Why the sandbox is unavailable, in best-effort mode. */
-  sandbox_reason?: string;
-  /**
-   * Protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config) the command
-   * created, changed or removed: a read-only bind cannot cover a file that does not exist yet.
-   */
-  protected_changed?: string[];
-  /**
-   * Paths the output says could not be written that the sandbox refuses (outside the writable paths,
-   * or protected and read-only), read from EACCES/EPERM/"Permission denied"/"Read-only file system".
-   */
-  sandbox_denied?: SandboxDenial[];
-  /** A denial the output reports whose path could not be told apart: what the sandbox lets it write. */
-  sandbox_note?: string;
-};
+export const shellResultPayload = z.object({
+  kind: z.literal("shell_result"),
+  command: z.string(),
+  cwd: z.string().describe("root-relative working directory"),
+  stdout: z
+    .string()
+    .describe("stdout and stderr merged in the order they were written; head and tail when elided"),
+  exit_code: z.number().int().nullable().describe("null when a signal ended the command"),
+  signal: z.string().optional(),
+  duration_ms: z.number(),
+  timed_out: z.boolean().optional().describe("the timeout ended the process group"),
+  timeout_seconds: z.number().optional().describe("the limit that ended it, in seconds (with `timed_out`)"),
+  output_bytes: z.number().int().describe("bytes the command wrote in all"),
+  elided_bytes: z.number().int().optional().describe("bytes dropped from the middle of `stdout`"),
+  leftover_processes: z
+    .number()
+    .int()
+    .optional()
+    .describe("processes still running after the command exited, which were then ended"),
+  tty: z.boolean(),
+  sandbox: sandboxStatus,
+  sandbox_reason: z.string().optional().describe("why the sandbox is unavailable, in best-effort mode"),
+  protected_changed: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config) the command created, changed or removed",
+    ),
+  sandbox_denied: z
+    .array(
+      z.object({
+        path: z.string().describe("the path as the output named it"),
+        why: z.enum(["outside_writable", "outside_readable", "protected_read_only"]),
+      }),
+    )
+    .optional()
+    .describe("paths the output says could not be written that the sandbox refuses"),
+  sandbox_note: z
+    .string()
+    .optional()
+    .describe(
+      "a denial the output reports whose path could not be told apart: what the sandbox lets it write",
+    ),
+});
 
 /** A command started with run_in_background. */
-export type ShellStarted = {
-  kind: "shell_started";
-  shell_id: string;
-  command: string;
-  cwd: string;
-  pid: number;
-  status: ShellStatus;
-  tty: boolean;
-  sandbox: SandboxStatus;
-  sandbox_reason?: string;
-  /** Finished sessions dropped to make room. */
-  evicted?: string[];
-  /** Idle sessions ended to make room. */
-  reaped?: string[];
-};
+export const shellStartedPayload = z.object({
+  kind: z.literal("shell_started"),
+  shell_id: z.string(),
+  command: z.string(),
+  cwd: z.string(),
+  pid: z.number().int(),
+  status: shellStatus,
+  tty: z.boolean(),
+  sandbox: sandboxStatus,
+  sandbox_reason: z.string().optional(),
+  evicted: z.array(z.string()).optional().describe("finished sessions dropped to make room"),
+  reaped: z.array(z.string()).optional().describe("idle sessions ended to make room"),
+});
 
 /** shell_session read / write / kill. */
-export type ShellSessionView = {
-  kind: "shell_session";
-  operation: "read" | "write" | "kill";
-  shell_id: string;
-  command: string;
-  status: ShellStatus;
-  exit_code: number | null;
-  signal?: string;
-  /** The output from `from_cursor` to `cursor` (narrowed to matching lines with a filter). */
-  output: string;
-  /** Where the next read continues. */
-  cursor: number;
-  /** Where this read started. */
-  from_cursor: number;
-  /** Output dropped from the bounded log before it was read. */
-  missed_characters?: number;
-  /** Output after `cursor` that did not fit in this reply. */
-  remaining_characters?: number;
-  filter?: string;
-  matched_lines?: number;
-  total_lines?: number;
-  tty: boolean;
-  sandbox: SandboxStatus;
-  /** Protected paths changed since the background command started (checked once it has exited). */
-  protected_changed?: string[];
-  /** Set when this output shows a connection that network off refused (agent.shell_network: off). */
-  sandbox_note?: string;
-};
+export const shellSessionPayload = z.object({
+  kind: z.literal("shell_session"),
+  operation: z.enum(["read", "write", "kill"]),
+  shell_id: z.string(),
+  command: z.string(),
+  status: shellStatus,
+  exit_code: z.number().int().nullable(),
+  signal: z.string().optional(),
+  output: z
+    .string()
+    .describe("the output from `from_cursor` to `cursor` (narrowed to matching lines with a filter)"),
+  cursor: z.number().int().describe("where the next read continues"),
+  from_cursor: z.number().int().describe("where this read started"),
+  missed_characters: z
+    .number()
+    .int()
+    .optional()
+    .describe("output dropped from the bounded log before it was read"),
+  remaining_characters: z
+    .number()
+    .int()
+    .optional()
+    .describe("output after `cursor` that did not fit in this reply"),
+  filter: z.string().optional(),
+  matched_lines: z.number().int().optional(),
+  total_lines: z.number().int().optional(),
+  tty: z.boolean(),
+  sandbox: sandboxStatus,
+  protected_changed: z
+    .array(z.string())
+    .optional()
+    .describe("protected paths changed since the background command started (checked once it has exited)"),
+  sandbox_note: z
+    .string()
+    .optional()
+    .describe("set when this output shows a connection that network off refused (agent.shell_network: off)"),
+});
 
-export type ShellSessionSummary = {
-  shell_id: string;
-  command: string;
-  status: ShellStatus;
-  exit_code: number | null;
-  pid: number;
-  tty: boolean;
-  unread_characters: number;
-  started_at: string;
-  idle_ms: number;
-};
+const shellSessionSummary = z.object({
+  shell_id: z.string(),
+  command: z.string(),
+  status: shellStatus,
+  exit_code: z.number().int().nullable(),
+  pid: z.number().int(),
+  tty: z.boolean(),
+  unread_characters: z.number().int(),
+  started_at: z.string(),
+  idle_ms: z.number(),
+});
 
 /** shell_session list. */
-export type ShellSessionList = {
-  kind: "shell_sessions";
-  cap: number;
-  sessions: ShellSessionSummary[];
-};
+export const shellSessionListPayload = z.object({
+  kind: z.literal("shell_sessions"),
+  cap: z.number().int(),
+  sessions: z.array(shellSessionSummary),
+});
+
+export type ShellResult = z.output<typeof shellResultPayload>;
+export type ShellStarted = z.output<typeof shellStartedPayload>;
+export type ShellSessionView = z.output<typeof shellSessionPayload>;
+export type ShellSessionSummary = z.output<typeof shellSessionSummary>;
+export type ShellSessionList = z.output<typeof shellSessionListPayload>;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { type AddressInfo, createServer, type Server } from "node:net";
 import path from "node:path";
-import type { Session, ToolbeltConfig } from "@toolbelt/core";
+import type { Payload, Session, ToolbeltConfig } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { family } from "./index.js";
 import type { ShellResult } from "./payloads.js";
@@ -103,7 +103,7 @@ describe("agent.shell_network off", () => {
     try {
       for (const shell_sandbox of ["off", "best-effort"]) {
         const s = await open({ agent: { shell_network: "off", shell_sandbox } });
-        const r = await s.call("shell", { command: "echo should-not-run" });
+        const r: Payload = await s.call("shell", { command: "echo should-not-run" });
         expect(r).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
         expect(String(r.message)).toMatch(/shell_network is "off" but .*helper is not built/);
         const checks = await family.doctor?.({ root, config: s.config });

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Session } from "@toolbelt/core";
+import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { family } from "./index.js";
 import type { ShellResult, ShellSessionView, ShellStarted } from "./payloads.js";
@@ -154,7 +154,7 @@ describe("sandbox modes without the helper", () => {
 
   it("required refuses with a clear error", async () => {
     const s = await open({ agent: { shell_sandbox: "required" } });
-    const r = await s.call("shell", { command: "echo should-not-run" });
+    const r: Payload = await s.call("shell", { command: "echo should-not-run" });
     expect(r).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
     expect(String(r.message)).toMatch(/"required".*sandbox is unavailable.*helper is not built/);
   });

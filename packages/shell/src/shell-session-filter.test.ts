@@ -42,7 +42,7 @@ describe("shell_session filter bounds", () => {
           }),
         );
       await expect.poll(unfiltered, { timeout: 10_000 }).toContain("ok line");
-      const timedOut = await s.call("shell_session", {
+      const timedOut: Payload = await s.call("shell_session", {
         operation: "read",
         shell_id: started.shell_id,
         cursor: 0,

@@ -184,7 +184,7 @@ describe("shell_session", () => {
     const s = await session();
     const { shell_id } = await start(s, "echo done");
     await untilExited(s, shell_id);
-    const refused = await s.call("shell_session", { operation: "write", shell_id, input: "late" });
+    const refused: Payload = await s.call("shell_session", { operation: "write", shell_id, input: "late" });
     expect(refused).toMatchObject({ kind: "error", code: "EUNAVAILABLE" });
     expect(String(refused.message)).toMatch(/exited .*input is closed/);
   });
@@ -251,7 +251,7 @@ describe("session cap", () => {
     const s = await session({ limits: { shellMaxSessions: 2 } });
     const one = await start(s, "sleep 3301");
     const two = await start(s, "sleep 3302");
-    const refused = await s.call("shell", { command: "sleep 3303", run_in_background: true });
+    const refused: Payload = await s.call("shell", { command: "sleep 3303", run_in_background: true });
     expect(refused).toMatchObject({ kind: "error", code: "ESESSION_CAP", cap: 2 });
     expect(String(refused.message)).toContain("limits.shellMaxSessions = 2");
     expect(processesWithArgs("sleep", "3303")).toEqual([]);

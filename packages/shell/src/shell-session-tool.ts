@@ -2,7 +2,12 @@ import { defineTool, ToolbeltError, z } from "@toolbelt/core";
 import { testLinesSafely } from "@toolbelt/core/internal";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
-import type { ShellSessionList, ShellSessionView } from "./payloads.js";
+import {
+  type ShellSessionList,
+  type ShellSessionView,
+  shellSessionListPayload,
+  shellSessionPayload,
+} from "./payloads.js";
 import { renderShellSessionList, renderShellSessionView } from "./result-text.js";
 import { noteNetwork } from "./sandbox-denials.js";
 import { ShellState } from "./shell-state.js";
@@ -185,6 +190,7 @@ export const shellSessionTool = defineTool({
     "Output dropped from the bounded buffer before it was read is reported as missed_characters.",
   ].join(" "),
   input: shellSessionInput,
+  output: z.discriminatedUnion("kind", [shellSessionPayload, shellSessionListPayload]),
   profiles: { mewbo: { name: "shell_session_tool", input: mewboInput } },
   execute: async (input, ctx): Promise<ShellSessionView | ShellSessionList> => {
     const state = ShellState.of(ctx.session);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Session } from "@toolbelt/core";
+import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ShellResult } from "./payloads.js";
 import { openSession, processesWithArgs, removeDir, tempDir } from "./test-harness.js";
@@ -229,7 +229,7 @@ describe("shell", () => {
     const { family } = await import("./index.js");
     const strict = await createSession({ root, plugins: [family] });
     try {
-      const r = await strict.call("shell", { command: "echo should-not-run" });
+      const r: Payload = await strict.call("shell", { command: "echo should-not-run" });
       expect(r).toMatchObject({ kind: "error", code: "EDENIED" });
       expect(String(r.message)).toContain("--allow shell");
     } finally {

@@ -9,7 +9,7 @@ import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
 import { OutputEvents } from "./output-events.js";
-import type { ShellResult, ShellStarted } from "./payloads.js";
+import { type ShellResult, type ShellStarted, shellResultPayload, shellStartedPayload } from "./payloads.js";
 import {
   anythingLeft,
   leftoverProcesses,
@@ -345,6 +345,7 @@ export const shellTool = defineTool({
     "Use run_in_background for servers and watchers, then shell_session to read, write or kill.",
   ].join(" "),
   input: shellInput,
+  output: z.discriminatedUnion("kind", [shellResultPayload, shellStartedPayload]),
   profiles: { mewbo: { name: "aider_shell_tool", input: mewboInput, toInput: mewboToInput } },
   ruleSubjects: shellRuleSubjects,
   execute: async (input, ctx): Promise<ShellResult | ShellStarted> => {

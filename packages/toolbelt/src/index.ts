@@ -54,13 +54,25 @@ export {
   type ToolCallInfo,
   type ToolContext,
   type ToolDefinition,
+  type ToolResult,
+  type ToolResultFor,
+  type ToolResultMap,
   type TrustInfo,
   toAnthropicTool,
   toMcpTool,
   toOpenAITool,
   z,
 } from "@toolbelt/core";
+// Each family's results by tool name. Importing them also brings the families' additions to core's
+// ToolResultMap into a program that imports only this package, so session.call() results are typed.
+export type { EditResults } from "@toolbelt/edit";
+export type { FilesResults } from "@toolbelt/files";
+export type { LspResults } from "@toolbelt/lsp";
+export type { McpResults } from "@toolbelt/mcp";
 export type { McpServerConfig } from "@toolbelt/mcp/contrib";
+export type { ProjectsResults } from "@toolbelt/projects";
+export type { ShellResults } from "@toolbelt/shell";
+export type { UiResults } from "@toolbelt/ui";
 export type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 export { eventJsonSchema } from "./contributions.js";
 export { createToolbelt, type ToolbeltOptions } from "./create.js";

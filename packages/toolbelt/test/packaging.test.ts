@@ -181,6 +181,19 @@ const tsconfig = (moduleResolution: "node16" | "bundler", files: string[]) =>
 
 const HELLO = "hello from outside\n";
 
+/** The README's SDK example ("1. Import the SDK into an agent loop"), exactly as a reader copies it. */
+function readmeSdkExample(): string {
+  const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
+  const section = readme.split("### 1. Import the SDK into an agent loop")[1] ?? "";
+  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!block?.includes("createToolbelt")) throw new Error("README.md: the SDK example was not found");
+  return block;
+}
+
+// Type fixtures for the published result types: built-in tools' results narrowing by kind, and a
+// plugin's declared output added to ToolResultMap.
+const TYPE_FIXTURES = path.join(REPO, "packages/toolbelt/test/__fixtures__/published-types");
+
 // require() of an ES module works without a flag from Node 20.19 (and 22.12).
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
 const REQUIRE_ESM = major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19);
@@ -299,6 +312,9 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     mkdirSync(path.join(app, "src"));
     writeFileSync(path.join(app, "src/plugin.ts"), PLUGIN);
     writeFileSync(path.join(app, "src/wrong.ts"), WRONG);
+    writeFileSync(path.join(app, "src/readme-example.ts"), readmeSdkExample());
+    for (const file of readdirSync(TYPE_FIXTURES))
+      writeFileSync(path.join(app, "src", file), readFileSync(path.join(TYPE_FIXTURES, file)));
   }, 300_000);
 
   afterAll(() => {
@@ -497,6 +513,24 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
         ),
       ]);
       expect(out.code).toBe(2);
+    });
+  }
+
+  // The README's own example and the narrowing a user writes, compiled under strict settings with the
+  // published .d.ts files checked too: after `result.kind === "error"`, `code` and `message` are typed,
+  // and so are each tool's own fields after its kind.
+  for (const resolution of ["node16", "bundler"] as const) {
+    it(`compiles the README's SDK example and narrows results by kind (moduleResolution ${resolution})`, async () => {
+      const tsc = path.join(app, "node_modules/typescript/bin/tsc");
+      const config = `tsconfig.results.${resolution}.json`;
+      writeFileSync(
+        path.join(app, config),
+        tsconfig(resolution, ["src/readme-example.ts", ...readdirSync(TYPE_FIXTURES).map((f) => `src/${f}`)]),
+      );
+      const out = await run(process.execPath, [tsc, "-p", config], app);
+      const errors = out.stdout.split("\n").filter((line) => /error TS\d+/.test(line));
+      expect(errors).toEqual([]);
+      expect(out.code).toBe(0);
     });
   }
 

@@ -206,7 +206,7 @@ describe("toolbelt tools --format openai|anthropic|mcp on the real bound tools",
     }
   });
 
-  it("mcp: a tools/list result the MCP SDK accepts, {name, description, inputSchema}", async () => {
+  it("mcp: a tools/list result the MCP SDK accepts, {name, description, inputSchema, outputSchema}", async () => {
     const all = [...VARIANTS, ["hard", []] as [string, string[]]];
     const outputs = await Promise.all(
       all.map(([label, extra]) => tools(label === "hard" ? hard : plain, "mcp", extra)),
@@ -215,11 +215,13 @@ describe("toolbelt tools --format openai|anthropic|mcp on the real bound tools",
       const result = outputs[i] as { tools: Array<Schema & { inputSchema: Schema }> };
       expect(ListToolsResultSchema.safeParse(result).success, label).toBe(true);
       for (const tool of result.tools) {
-        expect(["annotations", "description", "inputSchema", "name"]).toEqual(
+        expect(["annotations", "description", "inputSchema", "name", "outputSchema"]).toEqual(
           expect.arrayContaining(Object.keys(tool)),
         );
         expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
         expect(tool.inputSchema.type).toBe("object");
+        // What the tool returns, success or error (mcp-output-schema.test.ts checks results against it).
+        expect(tool.outputSchema, String(tool.name)).toMatchObject({ type: "object", required: ["kind"] });
         expect(tool.inputSchema.anyOf).toBeUndefined();
       }
     }

@@ -30,6 +30,7 @@ export {
   questionsFile,
   takeLateAnswers,
 } from "./questions.js";
+export type { UiResults } from "./results.js";
 export { parseTypedAnswer, type TerminalClientOptions, terminalClient } from "./terminal-client.js";
 export { currentTodos, type Todo, type TodoStatus, type TodosPayload, updateTodos } from "./todos.js";
 

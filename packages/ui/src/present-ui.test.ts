@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, type EventOf, type Session } from "@toolbelt/core";
+import { createSession, type EventOf, type Payload, type Session } from "@toolbelt/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { family, renderTreeText, validateTree } from "./index.js";
 
@@ -181,7 +181,7 @@ describe("present_ui", () => {
     it(`refuses ${what} with the path of the offending node, publishing nothing`, async () => {
       const s = await session();
       const events = uiEvents(s);
-      const result = await s.call("present_ui", { tree });
+      const result: Payload = await s.call("present_ui", { tree });
       expect(result).toMatchObject({ kind: "error", code: "EINVAL_INPUT", path: where });
       expect(String(result.message)).toContain(message);
       expect(events).toHaveLength(0);

@@ -11,15 +11,22 @@ import {
   validateTree,
 } from "./components.js";
 
-export type UiPresentedPayload = {
-  kind: "ui_presented";
-  /** created: a new surface; appended: added into a container; updated: a container replaced by id. */
-  action: "created" | "appended" | "updated";
-  /** The id of the surface's root, when it has one (later calls can address it). */
-  surface?: string;
-  nodes: number;
-  text: string;
-};
+const uiPresentedPayload = z.object({
+  kind: z.literal("ui_presented"),
+  action: z
+    .enum(["created", "appended", "updated"])
+    .describe(
+      "created: a new surface; appended: added into a container; updated: a container replaced by id",
+    ),
+  surface: z
+    .string()
+    .optional()
+    .describe("the id of the surface's root, when it has one (later calls can address it)"),
+  nodes: z.number().int(),
+  text: z.string(),
+});
+
+export type UiPresentedPayload = z.output<typeof uiPresentedPayload>;
 
 type Surfaces = {
   /** Surfaces by their root's id; surfaces without a root id cannot be addressed again and are not kept. */
@@ -123,6 +130,7 @@ export const presentUi = defineTool({
       ),
     into: z.string().nullish().describe("id of a Card or Stack shown earlier to append this tree into"),
   }),
+  output: uiPresentedPayload,
   execute(input, ctx) {
     const state = surfaces(ctx.session);
     // OpenAI's strict schemas close every object, so a tree may also arrive as JSON text.

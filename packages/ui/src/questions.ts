@@ -8,29 +8,38 @@ import type { QuestionRequest, QuestionResponse } from "./contrib.js";
 type Question = QuestionRequest["questions"][number];
 
 /** One answer as the model reads it: the chosen option labels or the user's own words. */
-export type AnswerView = { question: string; options?: number[]; selected?: string[]; text?: string };
+const answerView = z.object({
+  question: z.string(),
+  options: z.array(z.number().int()).optional(),
+  selected: z.array(z.string()).optional(),
+  text: z.string().optional(),
+});
 
-export type QuestionAnswersPayload = {
-  kind: "question_answers";
-  question_id: string;
-  answers: AnswerView[];
-  notes?: string;
-};
+const questionAnswersPayload = z.object({
+  kind: z.literal("question_answers"),
+  question_id: z.string(),
+  answers: z.array(answerView),
+  notes: z.string().optional(),
+});
 
-export type QuestionPendingPayload = {
-  kind: "question_pending";
-  question_id: string;
-  waited_seconds: number;
-  message: string;
-};
+const questionPendingPayload = z.object({
+  kind: z.literal("question_pending"),
+  question_id: z.string(),
+  waited_seconds: z.number(),
+  message: z.string(),
+});
 
-export type QuestionSupersededPayload = {
-  kind: "question_superseded";
-  question_id: string;
-  user_message: string;
-  message: string;
-};
+const questionSupersededPayload = z.object({
+  kind: z.literal("question_superseded"),
+  question_id: z.string(),
+  user_message: z.string(),
+  message: z.string(),
+});
 
+export type AnswerView = z.output<typeof answerView>;
+export type QuestionAnswersPayload = z.output<typeof questionAnswersPayload>;
+export type QuestionPendingPayload = z.output<typeof questionPendingPayload>;
+export type QuestionSupersededPayload = z.output<typeof questionSupersededPayload>;
 export type QuestionPayload = QuestionAnswersPayload | QuestionPendingPayload | QuestionSupersededPayload;
 
 /** An answer that came after its question timed out, waiting for the agent loop to pick it up. */
@@ -312,6 +321,11 @@ export const askUserQuestion = defineTool({
     questions: z.array(questionSchema).min(1).max(8),
     timeout_seconds: z.number().positive().max(86_400).optional().describe("stop waiting after this long"),
   }),
+  output: z.discriminatedUnion("kind", [
+    questionAnswersPayload,
+    questionPendingPayload,
+    questionSupersededPayload,
+  ]),
   async execute(input, ctx): Promise<QuestionPayload | ErrorPayload> {
     const session = ctx.session;
     const s = store(session);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSession, type Session, type ToolbeltEvent } from "@toolbelt/core";
+import { createSession, type Payload, type Session, type ToolbeltEvent } from "@toolbelt/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { currentTodos, family } from "./index.js";
 
@@ -62,7 +62,7 @@ describe("update_todos", () => {
     const s = await session();
     const events: ToolbeltEvent[] = [];
     s.on("todos", (e) => events.push(e));
-    const two = await s.call("update_todos", {
+    const two: Payload = await s.call("update_todos", {
       todos: [
         { content: "a", status: "in_progress" },
         { content: "b", status: "in_progress" },
@@ -70,7 +70,7 @@ describe("update_todos", () => {
     });
     expect(two).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
     expect(String(two.message)).toContain("exactly one item may be in_progress");
-    const none = await s.call("update_todos", { todos: [{ content: "a", status: "pending" }] });
+    const none: Payload = await s.call("update_todos", { todos: [{ content: "a", status: "pending" }] });
     expect(none).toMatchObject({ kind: "error", code: "EINVAL_INPUT" });
     expect(String(none.message)).toContain("no item is in_progress");
     expect(events).toHaveLength(0);

@@ -1,15 +1,19 @@
 import { defineTool, errorPayload, renderText, z } from "@toolbelt/core";
 
-export type TodoStatus = "pending" | "in_progress" | "completed";
+const todoStatus = z.enum(["pending", "in_progress", "completed"]);
 
-export type Todo = { id?: string; content: string; status: TodoStatus };
+const todo = z.object({ id: z.string().optional(), content: z.string(), status: todoStatus });
 
-export type TodosPayload = {
-  kind: "todos";
-  todos: Todo[];
-  counts: Record<TodoStatus, number>;
-  note: string;
-};
+const todosPayload = z.object({
+  kind: z.literal("todos"),
+  todos: z.array(todo),
+  counts: z.object({ pending: z.number().int(), in_progress: z.number().int(), completed: z.number().int() }),
+  note: z.string(),
+});
+
+export type TodoStatus = z.output<typeof todoStatus>;
+export type Todo = z.output<typeof todo>;
+export type TodosPayload = z.output<typeof todosPayload>;
 
 const TODOS_STATE = "ui.todos";
 
@@ -39,6 +43,7 @@ export const updateTodos = defineTool({
       .max(100)
       .describe("the complete list, in order"),
   }),
+  output: todosPayload,
   execute(input, ctx) {
     const active = input.todos.filter((t) => t.status === "in_progress");
     const pending = input.todos.filter((t) => t.status === "pending");

@@ -1,16 +1,19 @@
-import { definePlugin, defineTool, renderText, type ToolContext } from "@toolbelt/core";
+import { definePlugin, defineTool, renderText, type ToolContext, type ToolResult } from "@toolbelt/core";
 import { z } from "zod";
 import { contributions, DEFAULT_LOG_COUNT, DEFAULT_MAX_BYTES, gitConfig } from "./contrib.js";
 import { git } from "./git.js";
 
-type GitPayload = {
-  kind: "git_output";
-  command: string;
-  output: string;
-  truncated: boolean;
-  dropped_bytes: number;
-  cap: number;
-};
+/** What every git tool returns: the command's output, capped at git.max_output_bytes. */
+const gitOutput = z.object({
+  kind: z.literal("git_output"),
+  command: z.string(),
+  output: z.string(),
+  truncated: z.boolean(),
+  dropped_bytes: z.number().int(),
+  cap: z.number().int(),
+});
+
+type GitPayload = z.output<typeof gitOutput>;
 
 function relPaths(ctx: ToolContext, paths: string[] | undefined): string[] {
   // Every path goes through core's resolver: nothing outside the root reaches git.
@@ -71,6 +74,7 @@ export const gitStatus = defineTool({
   access: "read",
   description: "Show the working tree status (branch, staged, unstaged and untracked files) in short form.",
   input: z.object({ paths: z.array(z.string()).optional().describe("limit to these paths") }),
+  output: gitOutput,
   paths: (input) => input.paths ?? [],
   execute: (input, ctx) =>
     run(ctx, ["status", "--short", "--branch", "--", ...relPaths(ctx, input.paths)], "git status"),
@@ -89,6 +93,7 @@ export const gitDiff = defineTool({
     paths: z.array(z.string()).optional(),
     context: z.number().int().min(0).max(20).optional().describe("lines of context (default 3)"),
   }),
+  output: gitOutput,
   paths: (input) => input.paths ?? [],
   execute: (input, ctx) => {
     const args = ["diff", `-U${input.context ?? 3}`];
@@ -115,6 +120,7 @@ export const gitLog = defineTool({
     revision: ref.optional(),
     paths: z.array(z.string()).optional(),
   }),
+  output: gitOutput,
   paths: (input) => input.paths ?? [],
   execute: (input, ctx) => {
     const count = input.max_count ?? settings(ctx).log_max_count;
@@ -135,6 +141,7 @@ export const gitBlame = defineTool({
     start_line: z.number().int().min(1).optional(),
     end_line: z.number().int().min(1).optional(),
   }),
+  output: gitOutput,
   paths: (input) => [input.path],
   execute: (input, ctx) => {
     const rel = ctx.resolve(input.path).rel;
@@ -144,6 +151,18 @@ export const gitBlame = defineTool({
   },
   render,
 });
+
+/** What each git tool returns, for session.call() (merged into core's ToolResultMap below). */
+export interface GitResults {
+  git_status: ToolResult<typeof gitStatus>;
+  git_diff: ToolResult<typeof gitDiff>;
+  git_log: ToolResult<typeof gitLog>;
+  git_blame: ToolResult<typeof gitBlame>;
+}
+
+declare module "@toolbelt/core" {
+  interface ToolResultMap extends GitResults {}
+}
 
 /** The git plugin: four read-only tools over the git CLI, a `git` config section and one event. */
 const plugin = definePlugin({

@@ -4,26 +4,34 @@ import type {
   CallHierarchyItem,
   CallHierarchyOutgoingCall,
 } from "vscode-languageserver-protocol";
-import { byPlace, LineReader, type Place, toPlace } from "../format.js";
+import { byPlace, LineReader, placeSchema, toPlace } from "../format.js";
 import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";
 import { capOf, limitField } from "./limit.js";
 import { kindName } from "./symbol-kinds.js";
 
-type CallEntry = Place & { name: string; symbol_kind: string; call_lines: number[] };
-type CallHierarchyPayload = {
-  kind: "lsp_call_hierarchy";
-  target: string;
-  server: string;
-  symbol: string;
-  direction: "incoming" | "outgoing" | "both";
-  incoming?: CallEntry[];
-  outgoing?: CallEntry[];
-  cap: number;
-  incoming_count?: number;
-  outgoing_count?: number;
-};
+const callEntry = placeSchema.extend({
+  name: z.string(),
+  symbol_kind: z.string(),
+  call_lines: z.array(z.number().int()),
+});
+
+const callHierarchyPayload = z.object({
+  kind: z.literal("lsp_call_hierarchy"),
+  target: z.string(),
+  server: z.string(),
+  symbol: z.string(),
+  direction: z.enum(["incoming", "outgoing", "both"]),
+  incoming: z.array(callEntry).optional(),
+  outgoing: z.array(callEntry).optional(),
+  cap: z.number().int(),
+  incoming_count: z.number().int().optional(),
+  outgoing_count: z.number().int().optional(),
+});
+
+type CallEntry = z.output<typeof callEntry>;
+type CallHierarchyPayload = z.output<typeof callHierarchyPayload>;
 
 export function callHierarchyTool(opts: LspFamilyOptions) {
   return defineTool({
@@ -38,6 +46,7 @@ export function callHierarchyTool(opts: LspFamilyOptions) {
       direction: z.enum(["incoming", "outgoing", "both"]).optional().describe("Default both."),
       limit: limitField,
     }),
+    output: callHierarchyPayload,
     paths: (input) => [input.path],
     async execute(input, ctx): Promise<CallHierarchyPayload> {
       const target = await resolveTarget(input, ctx, opts);

@@ -11,6 +11,7 @@ import {
 } from "@toolbelt/core";
 import {
   type DiagnosticItem,
+  diagnosticItemSchema,
   diagnosticText,
   displayPath,
   SEVERITIES,
@@ -21,32 +22,38 @@ import { type Backend, type LspFamilyOptions, managerOf } from "../manager.js";
 import { walkProject } from "../walk.js";
 import { capOf, limitField, WORKSPACE_FILE_CAP } from "./limit.js";
 
-type FileDiagnostics = {
-  path: string;
-  version: number;
-  status: "ok" | "timed_out";
-  diagnostics: DiagnosticItem[];
-};
+const fileStatus = z.enum(["ok", "timed_out"]);
 
-type DiagnosticsPayload = {
-  kind: "lsp_diagnostics";
-  scope: "file" | "workspace";
-  server: string;
-  /** `timed_out` when some file had no answer for its current version in time (not "no problems"). */
-  status: "ok" | "timed_out";
-  timeout_ms: number;
-  timed_out_files: string[];
-  files_checked: number;
-  files_capped: boolean;
-  file_cap: number;
-  min_severity: Severity;
-  count: number;
-  errors: number;
-  warnings: number;
-  cap: number;
-  capped: boolean;
-  files: FileDiagnostics[];
-};
+const fileDiagnostics = z.object({
+  path: z.string(),
+  version: z.number().int(),
+  status: fileStatus,
+  diagnostics: z.array(diagnosticItemSchema),
+});
+
+export const diagnosticsPayload = z.object({
+  kind: z.literal("lsp_diagnostics"),
+  scope: z.enum(["file", "workspace"]),
+  server: z.string(),
+  status: fileStatus.describe(
+    '`timed_out` when some file had no answer for its current version in time (not "no problems")',
+  ),
+  timeout_ms: z.number().int(),
+  timed_out_files: z.array(z.string()),
+  files_checked: z.number().int(),
+  files_capped: z.boolean(),
+  file_cap: z.number().int(),
+  min_severity: z.enum(SEVERITIES),
+  count: z.number().int(),
+  errors: z.number().int(),
+  warnings: z.number().int(),
+  cap: z.number().int(),
+  capped: z.boolean(),
+  files: z.array(fileDiagnostics),
+});
+
+type FileDiagnostics = z.output<typeof fileDiagnostics>;
+type DiagnosticsPayload = z.output<typeof diagnosticsPayload>;
 
 export async function collectDiagnostics(
   ctx: ToolContext,
@@ -204,6 +211,7 @@ export function diagnosticsTool(opts: LspFamilyOptions) {
         .describe("Bounded wait for the server (default 15000)."),
       limit: limitField,
     }),
+    output: diagnosticsPayload,
     paths: (input) => (input.path ? [input.path] : []),
     execute: (input, ctx) => collectDiagnostics(ctx, opts, input),
     render: renderDiagnostics,

@@ -6,23 +6,26 @@ import { toUri } from "../uri.js";
 import { capOf, limitField } from "./limit.js";
 import { kindName } from "./symbol-kinds.js";
 
-type OutlineSymbol = {
-  name: string;
-  kind: string;
-  line: number;
-  end_line: number;
-  depth: number;
-  detail?: string;
-};
-type DocumentSymbolsPayload = {
-  kind: "lsp_document_symbols";
-  path: string;
-  server: string;
-  count: number;
-  cap: number;
-  capped: boolean;
-  symbols: OutlineSymbol[];
-};
+const outlineSymbol = z.object({
+  name: z.string(),
+  kind: z.string(),
+  line: z.number().int(),
+  end_line: z.number().int(),
+  depth: z.number().int(),
+  detail: z.string().optional(),
+});
+
+const documentSymbolsPayload = z.object({
+  kind: z.literal("lsp_document_symbols"),
+  path: z.string(),
+  server: z.string(),
+  count: z.number().int(),
+  cap: z.number().int(),
+  capped: z.boolean(),
+  symbols: z.array(outlineSymbol),
+});
+
+type OutlineSymbol = z.output<typeof outlineSymbol>;
 
 function outline(result: Array<DocumentSymbol | SymbolInformation> | null): OutlineSymbol[] {
   const list = result ?? [];
@@ -65,8 +68,9 @@ export function documentSymbolsTool(opts: LspFamilyOptions) {
     description:
       "The outline of a file: classes, functions, methods, variables, nested, with their line ranges.",
     input: z.object({ path: targetFields.path, limit: limitField }),
+    output: documentSymbolsPayload,
     paths: (input) => [input.path],
-    async execute(input, ctx): Promise<DocumentSymbolsPayload> {
+    async execute(input, ctx) {
       const resolved = ctx.resolve(input.path);
       if (!resolved.exists)
         throw new ToolbeltError("ENOENT", `no such file: ${resolved.rel}`, {

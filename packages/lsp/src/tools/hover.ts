@@ -4,7 +4,12 @@ import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";
 
-type HoverPayload = { kind: "lsp_hover"; target: string; server: string; text: string };
+const hoverPayload = z.object({
+  kind: z.literal("lsp_hover"),
+  target: z.string(),
+  server: z.string(),
+  text: z.string(),
+});
 
 function hoverText(hover: Hover | null): string {
   if (!hover) return "";
@@ -24,8 +29,9 @@ export function hoverTool(opts: LspFamilyOptions) {
     deferrable: true,
     description: "The type and documentation of the symbol at a position (or named by symbol path).",
     input: z.object(targetFields),
+    output: hoverPayload,
     paths: (input) => [input.path],
-    async execute(input, ctx): Promise<HoverPayload> {
+    async execute(input, ctx) {
       const target = await resolveTarget(input, ctx, opts);
       requireSupport(target.backend, "textDocument/hover");
       const hover = await target.backend.request<Hover | null>(

@@ -7,21 +7,26 @@ import {
   type TreeEntry,
   z,
 } from "@toolbelt/core";
-import { byPlace, LineReader, locationsOf, type Place, toPlace } from "../format.js";
+import { byPlace, LineReader, locationsOf, type Place, placeSchema, toPlace } from "../format.js";
 import { type LspFamilyOptions, requireSupport } from "../manager.js";
 import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";
 import { capOf, limitField } from "./limit.js";
 
-type PlacesPayload = {
-  kind: "lsp_definition" | "lsp_references" | "lsp_implementation";
-  target: string;
-  server: string;
-  count: number;
-  cap: number;
-  capped: boolean;
-  locations: Place[];
-};
+type PlacesKind = "lsp_definition" | "lsp_references" | "lsp_implementation";
+
+/** What lsp_definition, lsp_references and lsp_implementation return (each its own kind). */
+export function placesPayload<K extends PlacesKind>(kind: K) {
+  return z.object({
+    kind: z.literal(kind),
+    target: z.string(),
+    server: z.string(),
+    count: z.number().int(),
+    cap: z.number().int(),
+    capped: z.boolean(),
+    locations: z.array(placeSchema),
+  });
+}
 
 /** Places as a tree of files with `line: text` under each; places outside the root listed after. */
 export function renderPlaces(headers: Array<[string, HeaderValue]>, places: Place[], empty: string): string {
@@ -40,9 +45,9 @@ export function renderPlaces(headers: Array<[string, HeaderValue]>, places: Plac
   return renderText(headers, parts.join("\n") || empty);
 }
 
-export function placesTool(
+export function placesTool<K extends PlacesKind>(
   opts: LspFamilyOptions,
-  kind: PlacesPayload["kind"],
+  kind: K,
   method: string,
   description: string,
 ) {
@@ -53,8 +58,9 @@ export function placesTool(
     deferrable: true,
     description,
     input: z.object({ ...targetFields, limit: limitField }),
+    output: placesPayload(kind),
     paths: (input) => [input.path],
-    async execute(input, ctx): Promise<PlacesPayload> {
+    async execute(input, ctx) {
       const target = await resolveTarget(input, ctx, opts);
       requireSupport(target.backend, method);
       const params: Record<string, unknown> = {

@@ -7,19 +7,31 @@ import { resolveTarget, targetFields, targetLabel } from "../target.js";
 import { toUri } from "../uri.js";
 import { applyTextEdits, changedLines, editsByFile, type RefusedChange } from "../workspace-edit.js";
 
-type RenameFile = { path: string; edits: number; lines: Array<{ line: number; text: string }> };
-type RenamePayload = {
-  kind: "lsp_rename";
-  target: string;
-  server: string;
-  new_name: string;
-  applied: boolean;
-  files: RenameFile[];
-  edit_count: number;
-  /** The workspace edit as the server sent it, for a client that applies it itself. */
-  workspace_edit: WorkspaceEdit;
-  notes?: string[];
-};
+const renamePayload = z.object({
+  kind: z.literal("lsp_rename"),
+  target: z.string(),
+  server: z.string(),
+  new_name: z.string(),
+  applied: z.boolean(),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      edits: z.number().int(),
+      lines: z.array(z.object({ line: z.number().int(), text: z.string() })),
+    }),
+  ),
+  edit_count: z.number().int(),
+  // Passed through as the server sent it: declared as an object, not re-validated field by field.
+  workspace_edit: z
+    .custom<WorkspaceEdit>((value) => typeof value === "object" && value !== null)
+    .meta({
+      type: "object",
+      description: "the LSP WorkspaceEdit as the server sent it, for a client that applies it itself",
+    }),
+  notes: z.array(z.string()).optional(),
+});
+
+type RenamePayload = z.output<typeof renamePayload>;
 
 /** One file of a rename, checked and computed before anything is written. */
 export type PlannedFile = {
@@ -93,6 +105,7 @@ export function renameTool(opts: LspFamilyOptions) {
       new_name: z.string().min(1).describe("The new name."),
       apply: z.boolean().optional().describe("Write the edits (default false: only show them)."),
     }),
+    output: renamePayload,
     paths: (input) => [input.path],
     async execute(input, ctx): Promise<RenamePayload> {
       const target = await resolveTarget(input, ctx, opts);

@@ -1,23 +1,30 @@
 import path from "node:path";
 import { countWithCap, defineTool, ToolbeltError, z } from "@toolbelt/core";
 import type { SymbolInformation } from "vscode-languageserver-protocol";
-import { byPlace, LineReader, type Place, toPlace } from "../format.js";
+import { byPlace, LineReader, placeSchema, toPlace } from "../format.js";
 import { type Backend, type LspFamilyOptions, managerOf } from "../manager.js";
 import { walkProject } from "../walk.js";
 import { capOf, limitField, WORKSPACE_FILE_CAP } from "./limit.js";
 import { renderPlaces } from "./places.js";
 import { kindName } from "./symbol-kinds.js";
 
-type WorkspaceSymbol = Place & { name: string; symbol_kind: string; container?: string };
-type WorkspaceSymbolsPayload = {
-  kind: "lsp_workspace_symbols";
-  query: string;
-  server: string;
-  count: number;
-  cap: number;
-  capped: boolean;
-  symbols: WorkspaceSymbol[];
-};
+const workspaceSymbol = placeSchema.extend({
+  name: z.string(),
+  symbol_kind: z.string(),
+  container: z.string().optional(),
+});
+
+const workspaceSymbolsPayload = z.object({
+  kind: z.literal("lsp_workspace_symbols"),
+  query: z.string(),
+  server: z.string(),
+  count: z.number().int(),
+  cap: z.number().int(),
+  capped: z.boolean(),
+  symbols: z.array(workspaceSymbol),
+});
+
+type WorkspaceSymbol = z.output<typeof workspaceSymbol>;
 
 export function workspaceSymbolsTool(opts: LspFamilyOptions) {
   return defineTool({
@@ -35,7 +42,8 @@ export function workspaceSymbolsTool(opts: LspFamilyOptions) {
         .describe("A file whose language server to ask (default: servers for the project's source files)."),
       limit: limitField,
     }),
-    async execute(input, ctx): Promise<WorkspaceSymbolsPayload> {
+    output: workspaceSymbolsPayload,
+    async execute(input, ctx) {
       const manager = managerOf(ctx.session, opts);
       let probes: string[];
       if (input.path) probes = [ctx.resolve(input.path).abs];

@@ -2,7 +2,25 @@ import { defineTool, renderText, z } from "@toolbelt/core";
 import { listProjects, type Project } from "../catalog.js";
 import { projectsState, WORKSPACE } from "../workspace.js";
 
-export type ProjectListPayload = { kind: "project_list"; current: string; projects: Project[] };
+const projectListPayload = z.object({
+  kind: z.literal("project_list"),
+  current: z.string(),
+  projects: z.array(
+    z.object({
+      key: z.string(),
+      name: z.string(),
+      kind: z.enum(["configured", "managed", "worktree", "repository"]),
+      description: z.string().optional(),
+      path: z.string().optional().describe("absolute directory, when the project has a checkout"),
+      available: z.boolean().describe("the directory exists on disk, so switch_project can move there"),
+      repository: z.string().optional().describe("`owner/name`, when known"),
+      branch: z.string().optional(),
+      current: z.boolean().optional().describe("the session is in this project now"),
+    }),
+  ),
+});
+
+export type ProjectListPayload = z.output<typeof projectListPayload>;
 
 function line(p: Project): string {
   const facts = [
@@ -23,7 +41,8 @@ export const listProjectsTool = defineTool({
   description:
     "List the projects this session can switch into: configured directories, managed projects, git worktrees and registered repositories (a repository without a checkout is listed with available: false).",
   input: z.object({}),
-  async execute(_input, ctx): Promise<ProjectListPayload> {
+  output: projectListPayload,
+  async execute(_input, ctx) {
     const { origin } = projectsState(ctx.session);
     const projects = await listProjects(origin, ctx.session.config, ctx.session.root);
     return { kind: "project_list", current: ctx.session.root, projects };

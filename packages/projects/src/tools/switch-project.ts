@@ -1,6 +1,6 @@
 import { defineTool, errorPayload, escapeText, renderText, type Skill, z } from "@toolbelt/core";
 import { listProjects } from "../catalog.js";
-import { INSTRUCTION_FILES, type Instructions, readInstructions, type SkippedFile } from "../instructions.js";
+import { INSTRUCTION_FILES, readInstructions, type SkippedFile } from "../instructions.js";
 import { projectSkills } from "../skills.js";
 import { configForSwitch } from "../switch-config.js";
 import { projectsState, WORKSPACE } from "../workspace.js";
@@ -8,23 +8,37 @@ import { projectsState, WORKSPACE } from "../workspace.js";
 /** Skipped files named one by one in an answer; past this many, one entry counts the rest. */
 const MAX_SKIPPED_NOTES = 20;
 
-export type ProjectSwitchedPayload = {
-  kind: "project_switched";
-  key: string;
-  name: string;
-  path: string;
-  from: string;
-  instructions?: Instructions;
-  /**
-   * Project files that were there but not read (AGENTS.md, CLAUDE.md, SKILL.md files): a symlink to a
-   * file outside the project, a FIFO or device, a file over its limit. Never followed, never read.
-   */
-  skipped?: SkippedFile[];
-  /** Skills this project added (they accumulate across switches). */
-  new_skills: string[];
-  skills: number;
-  tools: number;
-};
+const projectSwitchedPayload = z.object({
+  kind: z.literal("project_switched"),
+  key: z.string(),
+  name: z.string(),
+  path: z.string(),
+  from: z.string(),
+  instructions: z
+    .object({
+      file: z.string(),
+      content: z.string(),
+      chars: z.number().int(),
+      truncated: z.boolean(),
+      bytes: z
+        .number()
+        .int()
+        .optional()
+        .describe("the file's size, given when it was too large to read whole"),
+    })
+    .optional(),
+  skipped: z
+    .array(z.object({ file: z.string(), reason: z.string() }))
+    .optional()
+    .describe(
+      "project files that were there but not read (a symlink leaving the project, a FIFO, a file over its limit): never followed, never read",
+    ),
+  new_skills: z.array(z.string()).describe("skills this project added (they accumulate across switches)"),
+  skills: z.number().int(),
+  tools: z.number().int(),
+});
+
+export type ProjectSwitchedPayload = z.output<typeof projectSwitchedPayload>;
 
 export const switchProjectTool = defineTool({
   name: "switch_project",
@@ -34,6 +48,7 @@ export const switchProjectTool = defineTool({
   description:
     "Move this session into another project by its key from list_projects: the working directory changes and the project's AGENTS.md (or CLAUDE.md) instructions are returned — follow them. Your tools stay the same; sub-agents started afterwards work in the new project.",
   input: z.object({ key: z.string().min(1).describe("a key from list_projects") }),
+  output: projectSwitchedPayload,
   async execute(input, ctx) {
     const session = ctx.session;
     const { origin } = projectsState(session);

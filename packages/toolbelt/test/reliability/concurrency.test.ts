@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Session } from "@toolbelt/core";
+import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToolbelt } from "../../src/create.js";
 
@@ -69,7 +69,7 @@ describe("concurrency through one session", () => {
       );
       work.push(
         (async () => {
-          const r = await (await session.fork()).call("read_file", { path: "rw.txt", limit: 10000 });
+          const r: Payload = await (await session.fork()).call("read_file", { path: "rw.txt", limit: 10000 });
           const text = String(r.content ?? "");
           expect(/x/.test(text) && /y/.test(text)).toBe(false);
         })(),

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Session } from "@toolbelt/core";
+import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToolbelt } from "../../src/create.js";
 
@@ -54,7 +54,7 @@ if (process.platform !== "linux")
 describe.skipIf(process.platform !== "linux")("shell reliability", () => {
   it(`${TIMEOUTS} timed-out commands with grandchildren leave no process behind`, async () => {
     for (let i = 0; i < TIMEOUTS; i++) {
-      const result = await session.call("shell", {
+      const result: Payload = await session.call("shell", {
         command: `sleep ${MARK}.${i} & (sleep ${MARK}.${i} &) ; sh -c 'sleep ${MARK}.${i}' & wait`,
         timeout: 1,
       });
@@ -67,7 +67,7 @@ describe.skipIf(process.platform !== "linux")("shell reliability", () => {
   it(`${BACKGROUND} background commands killed or left to the session's end leave no process`, async () => {
     const ids: string[] = [];
     for (let i = 0; i < BACKGROUND; i++) {
-      const started = await session.call("shell", {
+      const started: Payload = await session.call("shell", {
         command: `sleep ${MARK}.${100 + i} & sleep ${MARK}.${100 + i}`,
         run_in_background: true,
       });
@@ -85,7 +85,7 @@ describe.skipIf(process.platform !== "linux")("shell reliability", () => {
 
   it("a 200 MB output flood keeps this process's memory bounded", async () => {
     const before = process.memoryUsage().rss;
-    const result = await session.call("shell", {
+    const result: Payload = await session.call("shell", {
       command: "head -c 200000000 /dev/zero | tr '\\0' 'x'",
       timeout: 60,
     });
