@@ -130,6 +130,7 @@ export {
   composeEventSchema,
   EVENT_SCHEMA_VERSION,
   EVENT_TYPES,
+  type EventEmitter,
   type EventFieldsOf,
   type EventInput,
   type EventMap,

@@ -16,7 +16,14 @@ import { type GatheredContributions, gatherContributions } from "./contribution-
 import type { Contributions } from "./contributions.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import { ESCAPE_LEGEND, visibleText } from "./escape.js";
-import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
+import {
+  type EventEmitter,
+  type EventInput,
+  type EventOf,
+  EventStream,
+  type EventType,
+  type ToolbeltEvent,
+} from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
 import { PathResolver } from "./paths.js";
@@ -203,7 +210,7 @@ export class Session {
       (fork
         ? `${fork.parent.id}.${++fork.parent.#forks}`
         : `s${++sessionCounter}-${randomUUID().slice(0, 8)}`);
-    this.#plugins = (options.plugins ?? []).map(checkPlugin);
+    this.#plugins = (options.plugins ?? []).map((p) => checkPlugin(p));
     this.#contributions = fork
       ? fork.parent.#contributions
       : gatherContributions(this.#plugins, options.contributions);
@@ -647,6 +654,14 @@ export class Session {
     return { approved, message: approved ? "approved" : `${who.name} was denied by ${by}` };
   }
 
+  /** Who brought `tool` (its plugin, or the source that registered it), named when its event is refused. */
+  #emitter(tool: AnyTool): EventEmitter {
+    const plugin = this.#plugins.find((p) => p.tools?.includes(tool));
+    if (plugin) return { who: `plugin ${plugin.name}'s tool ${tool.name}`, plugin: plugin.name };
+    const source = [...this.#dynamic].find(([, tools]) => tools.includes(tool))?.[0];
+    return { who: `${source ?? `family ${tool.family}`}'s tool ${tool.name}` };
+  }
+
   #context(binding: Binding, callId: string, signal: AbortSignal, gate: WriteGate): ToolContext {
     return {
       session: this,
@@ -661,7 +676,7 @@ export class Session {
       calledAs: binding.name,
       resolve: (p) => this.#resolver.resolve(p, this.#cwd),
       emit: (event) => {
-        this.events.emit(event);
+        this.events.emit(event, () => this.#emitter(binding.tool));
       },
       writeFile: (abs, data, options) => this.#write(gate, abs, data, options ?? {}),
       checkWrite: async (abs, bytes) => {
