@@ -49,10 +49,14 @@ describe("process-group tracking", () => {
         host,
         `import { spawn } from "node:child_process";
 import { trackProcessGroup, untrackProcessGroup } from ${JSON.stringify(compiled)};
-const start = () => spawn("sh", ["-c", "sleep 3411 & sleep 3412"], { detached: true, stdio: "ignore" });
+// Each group says when its background member exists; the host exits once both have.
+const start = () =>
+  spawn("sh", ["-c", "sleep 3411 & echo started; sleep 3412"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
 const kept = start(), spared = start();
 trackProcessGroup(kept.pid); trackProcessGroup(spared.pid); untrackProcessGroup(spared.pid);
-setTimeout(() => { console.log(kept.pid + " " + spared.pid); process.exit(0); }, 300);
+let ready = 0;
+for (const group of [kept, spared])
+  group.stdout.once("data", () => { if (++ready === 2) { console.log(kept.pid + " " + spared.pid); process.exit(0); } });
 `,
       );
       const child = spawn(process.execPath, [host], { stdio: ["ignore", "pipe", "inherit"] });
