@@ -5,11 +5,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { transformSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tb-track-"));
-if (process.platform === "win32")
-  console.log("process-group tracking: the kill-on-exit case is skipped on Windows (no process groups)");
+const noGroups = lacks("linux", process.platform === "win32" && "Windows has no process groups");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function alive(pid: number): boolean {
@@ -34,7 +34,7 @@ describe("process-group tracking", () => {
     expect(trackedProcessGroups()).not.toContain(987_654_321);
   });
 
-  it.skipIf(process.platform === "win32")(
+  it.skipIf(noGroups)(
     "kills a tracked group (leader and members) when the host exits, and spares an untracked one",
     async () => {
       // The real module, compiled as is, in a real host process that starts two groups and exits.

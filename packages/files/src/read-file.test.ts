@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { createSession, type Payload, parseToolText, type Session } from "@toolbelt/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { need } from "../../../test-support/capability.js";
 import { family } from "./index.js";
 import type { FileContentPayload, FileUnchangedPayload, ImagePayload } from "./read-file.js";
 
@@ -312,12 +313,9 @@ describe("read_file encodings, images and binary files", () => {
     expect(String(p.message)).toContain("binary");
   });
 
-  it("refuses a named pipe instead of blocking on it", async () => {
-    const made = spawnSync("mkfifo", [path.join(root, "pipe")]);
-    if (made.status !== 0) {
-      console.warn("mkfifo unavailable: named-pipe read test skipped");
-      return;
-    }
+  it("refuses a named pipe instead of blocking on it", async (ctx) => {
+    const made = spawnSync("mkfifo", [path.join(root, "pipe")], { encoding: "utf8" });
+    need(ctx, "linux", made.status !== 0 && `mkfifo failed: ${made.error?.message ?? made.stderr}`);
     const s = await open();
     expect(await s.call("read_file", { path: "pipe" })).toMatchObject({ code: "EINVAL_INPUT" });
     expect(await s.call("search_files", { query: "x", path: "pipe" })).toMatchObject({

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { assertBuilt, REPO, tempRoot } from "./cli-harness.js";
 
 interface Manifest {
@@ -179,18 +180,24 @@ const HELLO = "hello from outside\n";
 
 // require() of an ES module works without a flag from Node 20.19 (and 22.12).
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-const REQUIRE_ESM = major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19);
-if (!REQUIRE_ESM)
-  console.warn(`packaging: skipping the require() check: Node ${process.version} has no require(esm)`);
+const noRequireEsm = lacks(
+  "require-esm",
+  !(major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19)) &&
+    `Node ${process.version} has no require(esm)`,
+);
 
 // The helper is compiled at install time, which needs Linux and a C compiler.
-const CAN_BUILD_HELPER =
-  process.platform === "linux" &&
-  [process.env.CC, "cc", "gcc", "clang"].some(
-    (cc) => cc && spawnSync(cc, ["--version"], { stdio: "ignore" }).status === 0,
+const cannotBuildHelper =
+  lacks(
+    "linux",
+    process.platform !== "linux" && `the sandbox helper is Linux's; this is ${process.platform}`,
+  ) ||
+  lacks(
+    "gcc",
+    ![process.env.CC, "cc", "gcc", "clang"].some(
+      (cc) => cc && spawnSync(cc, ["--version"], { stdio: "ignore" }).status === 0,
+    ) && "no C compiler ($CC, cc, gcc or clang)",
   );
-if (!CAN_BUILD_HELPER)
-  console.warn("packaging: skipping the sandbox helper check: it is only built on Linux with a C compiler");
 
 describe("changesets", () => {
   // A changeset naming a package that is not in the workspace (the old unscoped "toolbelt") makes
@@ -468,7 +475,7 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     expect(check("files", "search")).toMatchObject({ status: "ok", detail: expect.stringContaining(app) });
   });
 
-  it.skipIf(!CAN_BUILD_HELPER)(
+  it.skipIf(cannotBuildHelper)(
     "built the sandbox helper through @toolbelt/shell's install script",
     async () => {
       const check = await doctor();
@@ -490,7 +497,7 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     expect(names).toEqual(expect.arrayContaining(["read_file", "git_status"]));
   });
 
-  it.skipIf(!REQUIRE_ESM)(
+  it.skipIf(noRequireEsm)(
     "requires the SDK from CommonJS (require of ESM), the same module instance as import",
     async () => {
       const out = ok(await run(process.execPath, ["cjs.cjs", project], app), "cjs.cjs");
