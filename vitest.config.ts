@@ -43,6 +43,7 @@ export default defineConfig({
       "packages/*/test/**/*.test.ts",
       "runtime-tests/**/*.test.ts",
       "examples/*/test/**/*.test.ts",
+      "test-support/**/*.test.ts",
     ],
     testTimeout: 30000,
     hookTimeout: 60000,

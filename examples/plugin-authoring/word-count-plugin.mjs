@@ -1,8 +1,7 @@
 // Step 1: a plugin is a plain object of tools. definePlugin fills in the plugin API version.
 
 import { readFile } from "node:fs/promises";
-import { definePlugin, defineTool, renderText } from "@toolbelt/core";
-import { z } from "zod";
+import { definePlugin, defineTool, renderText, z } from "@toolbelt/core";
 
 // Step 2: a tool declares its input as a zod schema; toolbelt validates it and derives the JSON Schema.
 const wordCount = defineTool({

@@ -5,10 +5,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { createSession, definePlugin, defineTool } from "@toolbelt/core";
+import { createSession, definePlugin, defineTool, z } from "@toolbelt/core";
 import { family as projects } from "@toolbelt/projects";
 import { answerQuestion, pendingQuestions, takeLateAnswers, family as ui } from "@toolbelt/ui";
-import { z } from "zod";
 
 /** A plugin tool the session defers until tool_search finds it. */
 const changelog = definePlugin({

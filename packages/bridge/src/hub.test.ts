@@ -23,6 +23,13 @@ async function setup(options: { toolSearch?: "on" | "off" } = {}) {
   return { session, hub, events, capabilities };
 }
 
+/** The `n`-th (from 0) client_tool_call event, once the session has sent it to the client. */
+async function forwardedCall(events: ToolbeltEvent[], n = 0): Promise<ToolbeltEvent> {
+  const nth = () => events.filter((e) => e.type === "client_tool_call")[n];
+  await expect.poll(nth, { timeout: 10_000 }).toBeDefined();
+  return nth() as ToolbeltEvent;
+}
+
 const sessions: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) await s.close();
@@ -47,8 +54,7 @@ describe("ClientToolHub", () => {
     sessions.push(session);
     hub.connect(hub.attach({ tools: [spec("phone_add")] }).id);
     const call = session.call("phone_add", { n: 2 });
-    await new Promise((r) => setTimeout(r, 0));
-    const forwarded = events.find((e) => e.type === "client_tool_call");
+    const forwarded = await forwardedCall(events);
     expect(forwarded).toMatchObject({ tool: "phone_add", input: { n: 2 } });
     const callId = (forwarded as { call_id: string }).call_id;
     expect(hub.resolve(callId, { kind: "sum", value: 4 })).toBe(true);
@@ -67,8 +73,7 @@ describe("ClientToolHub", () => {
     // The attachment id is what lets a client answer: it never shows up in the session's events.
     expect(JSON.stringify(events)).not.toContain(a.id);
     const call = session.call("a_add", { n: 1 });
-    await new Promise((r) => setTimeout(r, 0));
-    const callId = (events.find((e) => e.type === "client_tool_call") as { call_id: string }).call_id;
+    const callId = ((await forwardedCall(events)) as { call_id: string }).call_id;
     expect(() => hub.resolve(callId, { kind: "forged" }, b.id)).toThrow(/another attachment/);
     expect(hub.resolve(callId, { kind: "sum", value: 1 }, a.id)).toBe(true);
     expect(await call).toEqual({ kind: "sum", value: 1 });
@@ -93,7 +98,7 @@ describe("ClientToolHub", () => {
   });
 
   it("times out, cancels, and fails calls whose client disconnects", async () => {
-    const { session, hub } = await setup();
+    const { session, hub, events } = await setup();
     sessions.push(session);
     const attachment = hub.attach({ tools: [spec("phone_wait")], timeout_ms: 30 });
     const disconnect = hub.connect(attachment.id);
@@ -105,8 +110,10 @@ describe("ClientToolHub", () => {
     controller.abort();
     expect(await cancelled).toMatchObject({ code: "ECANCELLED" });
 
+    const before = events.filter((e) => e.type === "client_tool_call").length;
     const orphaned = session.call("phone_wait", { n: 1 });
-    await new Promise((r) => setTimeout(r, 0));
+    // Disconnected once the call is on its way to the client.
+    await forwardedCall(events, before);
     disconnect();
     expect(await orphaned).toMatchObject({ code: "EUNAVAILABLE" });
   });

@@ -36,4 +36,21 @@ describe("readSse", () => {
       { event: "e", data: "ok" },
     ]);
   });
+
+  it("reads a CRLF split across two chunks as one line end", async () => {
+    // Two messages; each CR ends one chunk and its LF starts the next. Read as two line ends, the
+    // lone LF would be an empty line ending the message early (and the second would lose its id).
+    expect(
+      await collect(["id: 1\r", "\ndata: a\r", "\ndata: b\r", "\n\r", "\nid: 2\r", "\ndata: c\r\n\r\n"]),
+    ).toEqual([
+      { id: "1", data: "a\nb" },
+      { id: "2", data: "c" },
+    ]);
+  });
+
+  it("ends with an error, not unbounded memory, when a message never ends", async () => {
+    const line = `data: ${"x".repeat(1024 * 1024)}`;
+    const chunks = Array.from({ length: 40 }, () => line);
+    await expect(collect(chunks)).rejects.toThrow(/SSE message larger than/);
+  });
 });

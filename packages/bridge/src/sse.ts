@@ -1,44 +1,41 @@
+import { createParser, type ParseError } from "eventsource-parser";
+
 /** One Server-Sent Events message. */
 export type SseMessage = { id?: string; event?: string; data: string };
 
 /**
- * Reads an SSE body into messages. Comments (`: keep-alive`) are skipped; a message without data
- * is dropped, as EventSource does.
+ * The longest message (or unterminated line) read, in characters: as much as the server keeps of a
+ * session's event buffer. A stream that goes past it without ending a message ends with an error
+ * (the client reconnects) instead of growing without bound.
+ */
+const SSE_MAX_MESSAGE_CHARS = 32 * 1024 * 1024;
+
+/**
+ * Reads an SSE body into messages, through eventsource-parser (line ends of every kind, also split
+ * across chunks, as the spec reads them). Comments (`: keep-alive`) are skipped; a message without
+ * data is dropped, as EventSource does, and so is an unterminated last one.
  */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
-  let buffer = "";
-  let message: { id?: string; event?: string; data: string[] } = { data: [] };
+  const ready: SseMessage[] = [];
+  let failure: ParseError | undefined;
+  const parser = createParser({
+    onEvent: ({ id, event, data }) =>
+      ready.push({ data, ...(id !== undefined ? { id } : {}), ...(event !== undefined ? { event } : {}) }),
+    // Unknown fields and a bad `retry` are ignored, as EventSource ignores them; only the bound ends.
+    onError: (error) => {
+      if (error.type === "max-buffer-size-exceeded") failure ??= error;
+    },
+    maxBufferSize: SSE_MAX_MESSAGE_CHARS,
+  });
   const reader = body.getReader();
   try {
     while (true) {
       const { value, done } = await reader.read();
       if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline = buffer.search(/\r\n|\r|\n/);
-      while (newline !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
-        if (line === "") {
-          if (message.data.length) {
-            yield {
-              data: message.data.join("\n"),
-              ...(message.id !== undefined ? { id: message.id } : {}),
-              ...(message.event !== undefined ? { event: message.event } : {}),
-            };
-          }
-          message = { data: [] };
-        } else if (!line.startsWith(":")) {
-          const colon = line.indexOf(":");
-          const field = colon === -1 ? line : line.slice(0, colon);
-          let value = colon === -1 ? "" : line.slice(colon + 1);
-          if (value.startsWith(" ")) value = value.slice(1);
-          if (field === "data") message.data.push(value);
-          else if (field === "id") message.id = value;
-          else if (field === "event") message.event = value;
-        }
-        newline = buffer.search(/\r\n|\r|\n/);
-      }
+      parser.feed(decoder.decode(value, { stream: true }));
+      if (failure) throw new Error(`SSE message larger than ${SSE_MAX_MESSAGE_CHARS} characters`);
+      yield* ready.splice(0);
     }
   } finally {
     reader.releaseLock();

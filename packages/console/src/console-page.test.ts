@@ -2,14 +2,14 @@
 // The console in a real headless chromium, against a scripted server speaking the session API.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { browserSkipReason, launchBrowser, type TestBrowser } from "./testing/browser.js";
 import { demoEvents, HOSTILE } from "./testing/demo-session.js";
 import { type FakeServer, startFakeServer } from "./testing/fake-server.js";
 
-const skip = browserSkipReason();
-if (skip) console.warn(`[console] browser tests skipped: ${skip}`);
+const noChromium = lacks("chromium", browserSkipReason());
 
-describe.skipIf(skip !== undefined)("console page in chromium", () => {
+describe.skipIf(noChromium)("console page in chromium", () => {
   let browser: TestBrowser;
   let server: FakeServer;
   let page: Page;

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { deflateSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 import { browserSkipReason, launchBrowser, type TestBrowser } from "../src/testing/browser.js";
 
@@ -19,8 +20,7 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = join(repo, "packages/toolbelt/dist/bin.js");
 
 // No browser is a capability skip; a missing or stale build fails (see assertBuilt).
-const skip = browserSkipReason();
-if (skip) console.warn(`[console] e2e tests skipped: ${skip}`);
+const noChromium = lacks("chromium", browserSkipReason());
 
 const shots = process.env.TOOLBELT_CONSOLE_SCREENSHOTS;
 const TOKEN = "console-e2e-token";
@@ -118,7 +118,7 @@ async function startServer(root: string): Promise<Server> {
   return { url, process: child };
 }
 
-describe.skipIf(skip !== undefined)("console against toolbelt serve --http", () => {
+describe.skipIf(noChromium)("console against toolbelt serve --http", () => {
   let root: string;
   let server: Server;
   let browser: TestBrowser;

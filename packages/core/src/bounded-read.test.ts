@@ -11,12 +11,14 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile } from "./bounded-read.js";
 import { readConfigFile } from "./config.js";
 import { ToolbeltError } from "./errors.js";
 import { listTrustedProjects } from "./trust-store.js";
 
 const linux = process.platform === "linux";
+const notLinux = lacks("linux", !linux && `FIFOs, /dev/zero and /proc files: this is ${process.platform}`);
 let base: string;
 let root: string;
 let outside: string;
@@ -77,7 +79,7 @@ describe("readFileInRoot", () => {
     }
   });
 
-  it.skipIf(!linux)("refuses a FIFO at once (no blocking open) and a directory: only regular files", () => {
+  it.skipIf(notLinux)("refuses a FIFO at once (no blocking open) and a directory: only regular files", () => {
     const fifo = failure(() => readFileInRoot(root, "fifo", { maxBytes: 100 }));
     expect(fifo).toMatchObject({ code: "EINVAL_INPUT", details: { reason: "not_regular" } });
     expect(fifo.message).toContain("is a FIFO, not a regular file");
@@ -107,7 +109,7 @@ describe("readRegularFile (the user's own files)", () => {
     expect(readRegularFile(path.join(root, "abs-link"), { maxBytes: 100 }).bytes.toString()).toBe("SECRET\n");
   });
 
-  it.skipIf(!linux)("refuses a FIFO and /dev/zero behind a symlink, at once", () => {
+  it.skipIf(notLinux)("refuses a FIFO and /dev/zero behind a symlink, at once", () => {
     expect(failure(() => readRegularFile(path.join(root, "fifo"), { maxBytes: 100 })).message).toContain(
       "is a FIFO",
     );
@@ -116,7 +118,7 @@ describe("readRegularFile (the user's own files)", () => {
     );
   });
 
-  it.skipIf(!linux)(
+  it.skipIf(notLinux)(
     "a file with more bytes than fstat gave (a /proc file: size 0) is read to its end, bounded",
     () => {
       const whole = readRegularFile("/proc/self/status", { maxBytes: 1024 * 1024 });
@@ -158,7 +160,7 @@ describe("config files through the bounded readers", () => {
     expect(failure(() => readConfigFile(path.join(base, "nope.json"))).code).toBe("EINVAL_CONFIG");
   });
 
-  it.skipIf(!linux)("a FIFO as a config or as the trust list is an error at once, not a hang", () => {
+  it.skipIf(notLinux)("a FIFO as a config or as the trust list is an error at once, not a hang", () => {
     const dir = path.join(base, "user");
     mkdirSync(dir);
     execFileSync("mkfifo", [path.join(dir, "config.json")]);

@@ -9,11 +9,12 @@
 import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
 import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
+import type { EventEmitter } from "./events.js";
 import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
 import type { CallOptions, Session } from "./session.js";
-import type { Payload, ToolContext } from "./tool.js";
+import type { AnyTool, Payload, ToolContext } from "./tool.js";
 import type { Binding } from "./tool-bindings.js";
 import { afterToolCall, beforeToolCall, withHookNotes } from "./tool-hooks.js";
 import { validate } from "./validate-input.js";
@@ -214,6 +215,13 @@ async function run(
   }
 }
 
+/** Who brought `tool` (its plugin, else its family), named when an event it emits is refused. */
+function emitterOf(session: Session, tool: AnyTool): EventEmitter {
+  const plugin = session.plugins.find((p) => p.tools?.includes(tool));
+  if (plugin) return { who: `plugin ${plugin.name}'s tool ${tool.name}`, plugin: plugin.name };
+  return { who: `family ${tool.family}'s tool ${tool.name}` };
+}
+
 /** What the tool's `execute` receives: the session's state now, and writes through the call's gate. */
 function toolContext(
   session: Session,
@@ -238,7 +246,7 @@ function toolContext(
     calledAs: binding.name,
     resolve: (p) => session.resolver.resolve(p, session.cwd),
     emit: (event) => {
-      session.events.emit(event);
+      session.events.emit(event, () => emitterOf(session, binding.tool));
     },
     writeFile: (abs, data, options) => writes.write(gate, abs, data, options ?? {}),
     checkWrite: async (abs, bytes) => {

@@ -122,8 +122,12 @@ describe("event composition", () => {
     const stream = new EventStream("s", [pluginEvents]);
     const event = stream.emit({ type: "plugin-demo/status", branch: "main" } as never);
     expect(event).toMatchObject({ type: "plugin-demo/status", seq: 0, v: 1 });
-    expect(() => stream.emit({ type: "plugin-demo/status", branch: 3 } as never)).toThrow();
-    expect(() => stream.emit({ type: "unknown_thing" } as never)).toThrow();
+    expect(() => stream.emit({ type: "plugin-demo/status", branch: 3 } as never)).toThrow(
+      /^a "plugin-demo\/status" event that does not match its declaration:\n.*expected string, received number\n\s+→ at branch$/,
+    );
+    expect(() => stream.emit({ type: "unknown_thing" } as never)).toThrow(
+      'the event type "unknown_thing", which nothing declares: a plugin declares its events with defineEvents("OWNER", { unknown_thing: { ...fields } }) in its contributes.events',
+    );
     expect(JSON.stringify(eventJsonSchema([pluginEvents]))).toContain('"plugin-demo/status"');
   });
 

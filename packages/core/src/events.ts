@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { clash, type EventContribution } from "./contributions.js";
+import { ToolbeltError } from "./errors.js";
 
 /** The event schema version. Bump on any breaking change of an event's shape. */
 export const EVENT_SCHEMA_VERSION = 1;
@@ -178,6 +179,47 @@ function looseParse(value: unknown): unknown {
 
 type Listener = (event: ToolbeltEvent) => void;
 
+/** Who emitted an event, named when the event is refused. */
+export interface EventEmitter {
+  /** As a message names it, e.g. `plugin wave's tool wave`. */
+  who: string;
+  /** The plugin's name, for the `defineEvents` hint. */
+  plugin?: string;
+}
+
+/**
+ * A refused event as its emitter's mistake (EPLUGIN): a type nothing declared, named with where to
+ * declare it, or fields that do not match the declaration, named field by field — not zod's dump of
+ * the whole union. Anything but a zod refusal is passed on as it is.
+ */
+function refusedEvent(
+  input: EventInput,
+  error: unknown,
+  known: ReadonlySet<string> | undefined,
+  emitter: EventEmitter | undefined,
+): unknown {
+  if (!(error instanceof z.ZodError)) return error;
+  const type = (input as { type?: unknown }).type;
+  const details = { event_type: type };
+  if (typeof type !== "string" || (known !== undefined && !known.has(type))) {
+    const [owner, name] =
+      typeof type === "string" && type.includes("/")
+        ? (type.split("/", 2) as [string, string])
+        : [emitter?.plugin ?? "OWNER", typeof type === "string" ? type : "NAME"];
+    const what = `the event type ${JSON.stringify(type)}`;
+    return new ToolbeltError(
+      "EPLUGIN",
+      `${emitter ? `${emitter.who} emitted ${what}` : what}, which nothing declares: a plugin declares its events with defineEvents(${JSON.stringify(owner)}, { ${name}: { ...fields } }) in its contributes.events`,
+      { cause: error, details },
+    );
+  }
+  return new ToolbeltError(
+    "EPLUGIN",
+    `${emitter ? `${emitter.who} emitted a` : "a"} ${JSON.stringify(type)} event that does not match its declaration:\n${z.prettifyError(error)}`,
+    { cause: error, details },
+  );
+}
+
 /**
  * Sequenced, validated events: `on(type, fn)` for callbacks and an async iterator that
  * sees every event emitted after it started iterating.
@@ -189,6 +231,8 @@ export class EventStream implements AsyncIterable<ToolbeltEvent> {
   readonly #waiters = new Set<{ queue: ToolbeltEvent[]; wake: (() => void) | undefined }>();
 
   readonly #parse: (value: unknown) => unknown;
+  /** The types this stream knows (all of them when it was built without contributions). */
+  readonly #types: ReadonlySet<string> | undefined;
 
   /** With `contributions`, every event is checked against core's and theirs; unknown types throw. */
   constructor(
@@ -197,18 +241,25 @@ export class EventStream implements AsyncIterable<ToolbeltEvent> {
   ) {
     const schema = contributions ? composeEventSchema(contributions) : undefined;
     this.#parse = schema ? (value) => schema.parse(value) : looseParse;
+    this.#types = contributions ? new Set(eventTypes(contributions)) : undefined;
   }
 
-  emit(input: EventInput): ToolbeltEvent {
+  /** `emitter` names who emitted it (a plugin's tool) when the event is refused (EPLUGIN). */
+  emit(input: EventInput, emitter?: () => EventEmitter): ToolbeltEvent {
     const seq = this.#seq++;
     const at = new Date().toISOString();
-    const event = this.#parse({
-      ...input,
-      v: EVENT_SCHEMA_VERSION,
-      seq,
-      session: this.sessionId,
-      at,
-    }) as ToolbeltEvent;
+    let event: ToolbeltEvent;
+    try {
+      event = this.#parse({
+        ...input,
+        v: EVENT_SCHEMA_VERSION,
+        seq,
+        session: this.sessionId,
+        at,
+      }) as ToolbeltEvent;
+    } catch (error) {
+      throw refusedEvent(input, error, this.#types, emitter?.());
+    }
     for (const listener of this.#listeners) {
       if (listener.type !== "*" && listener.type !== event.type) continue;
       try {

@@ -69,6 +69,7 @@ export {
   visibleText,
 } from "./escape.js";
 export type {
+  EventEmitter,
   EventFieldsOf,
   EventInput,
   EventMap,

@@ -5,11 +5,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { transformSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tb-track-"));
-if (process.platform === "win32")
-  console.log("process-group tracking: the kill-on-exit case is skipped on Windows (no process groups)");
+const noGroups = lacks("linux", process.platform === "win32" && "Windows has no process groups");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function alive(pid: number): boolean {
@@ -34,7 +34,7 @@ describe("process-group tracking", () => {
     expect(trackedProcessGroups()).not.toContain(987_654_321);
   });
 
-  it.skipIf(process.platform === "win32")(
+  it.skipIf(noGroups)(
     "kills a tracked group (leader and members) when the host exits, and spares an untracked one",
     async () => {
       // The real module, compiled as is, in a real host process that starts two groups and exits.
@@ -49,10 +49,14 @@ describe("process-group tracking", () => {
         host,
         `import { spawn } from "node:child_process";
 import { trackProcessGroup, untrackProcessGroup } from ${JSON.stringify(compiled)};
-const start = () => spawn("sh", ["-c", "sleep 3411 & sleep 3412"], { detached: true, stdio: "ignore" });
+// Each group says when its background member exists; the host exits once both have.
+const start = () =>
+  spawn("sh", ["-c", "sleep 3411 & echo started; sleep 3412"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
 const kept = start(), spared = start();
 trackProcessGroup(kept.pid); trackProcessGroup(spared.pid); untrackProcessGroup(spared.pid);
-setTimeout(() => { console.log(kept.pid + " " + spared.pid); process.exit(0); }, 300);
+let ready = 0;
+for (const group of [kept, spared])
+  group.stdout.once("data", () => { if (++ready === 2) { console.log(kept.pid + " " + spared.pid); process.exit(0); } });
 `,
       );
       const child = spawn(process.execPath, [host], { stdio: ["ignore", "pipe", "inherit"] });

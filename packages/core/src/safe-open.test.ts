@@ -16,6 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { removeFileAt, writeFileAtomic } from "./atomic-write.js";
 import { CheckedDir, DirRef, hasProcFd, openForRead } from "./safe-open.js";
 import { isStaleTemp, sweepJournals, tempName } from "./temp-files.js";
@@ -59,10 +60,9 @@ function deadPid(): number {
   return Number(child.stdout.toString());
 }
 
-const skipReason = hasProcFd() ? undefined : "no /proc/self/fd: the descriptor checks fall back to paths";
-if (skipReason) console.warn(`safe-open tests skipped: ${skipReason}`);
+const noProcFd = lacks("linux", !hasProcFd() && "no /proc/self/fd: the descriptor checks fall back to paths");
 
-describe.skipIf(!!skipReason)("opens that hold their path check", () => {
+describe.skipIf(noProcFd)("opens that hold their path check", () => {
   it("reads the file of the checked directory, and refuses when a symlink was swapped in", async () => {
     const abs = path.join(root, "d", "f.txt");
     const handle = await openForRead(abs, { root });
@@ -140,7 +140,7 @@ describe.skipIf(!!skipReason)("opens that hold their path check", () => {
   });
 });
 
-describe.skipIf(!!skipReason)("CheckedDir: a directory held for a synchronous walk", () => {
+describe.skipIf(noProcFd)("CheckedDir: a directory held for a synchronous walk", () => {
   it("lists and opens inside the directory it holds, whatever its name points to now", () => {
     const dir = CheckedDir.open(path.join(root, "d"));
     const restore = swapIn();

@@ -294,6 +294,11 @@ describe("permissions", () => {
 describe("step", () => {
   it("runs reads concurrently and writes alone, returning results in order", async () => {
     const log: string[] = [];
+    // r1 and r2 finish only once both have started: run one after the other, the step never ends.
+    let bothStarted = () => {};
+    const reading = new Promise<void>((resolve) => {
+      bothStarted = resolve;
+    });
     const slow = (name: string, access: "read" | "write") =>
       defineTool({
         name,
@@ -303,7 +308,10 @@ describe("step", () => {
         input: z.object({ id: z.string() }),
         execute: async (input) => {
           log.push(`start ${input.id}`);
-          await new Promise((r) => setTimeout(r, 20));
+          if (log.includes("start r1") && log.includes("start r2")) bothStarted();
+          // The others yield a turn, so anything run beside them would start meanwhile.
+          if (input.id === "r1" || input.id === "r2") await reading;
+          else await new Promise((r) => setImmediate(r));
           log.push(`end ${input.id}`);
           return { kind: "done", id: input.id };
         },

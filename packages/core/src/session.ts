@@ -158,7 +158,7 @@ export class Session {
       (fork
         ? `${fork.parent.id}.${++fork.parent.#forks}`
         : `s${++sessionCounter}-${randomUUID().slice(0, 8)}`);
-    this.#plugins = (options.plugins ?? []).map(checkPlugin);
+    this.#plugins = (options.plugins ?? []).map((p) => checkPlugin(p));
     this.#contributions = fork
       ? fork.parent.#contributions
       : gatherContributions(this.#plugins, options.contributions);

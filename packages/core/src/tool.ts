@@ -2,7 +2,7 @@ import type { FileHandle } from "node:fs/promises";
 import type { z } from "zod";
 import type { AtomicWriteOptions, AtomicWriteResult } from "./atomic-write.js";
 import type { EditBackend, Limits, ToolbeltConfig } from "./config.js";
-import type { ErrorPayload } from "./errors.js";
+import { type ErrorPayload, ToolbeltError } from "./errors.js";
 import type { EventInput } from "./events.js";
 import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
@@ -180,7 +180,8 @@ export interface AnyTool {
   render?: (payload: never) => string;
 }
 
-const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+/** What a tool's name may be: letters, digits, _ and - (max 64), starting with a letter. */
+export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
 /**
  * Declares a tool. Checks the name once, at definition time. With `output`, `execute` and `render`
@@ -197,13 +198,17 @@ export function defineTool<S extends z.ZodType, P extends { kind: string }>(
   definition: ToolDefinition<S, P>,
 ): ToolDefinition<S, P> {
   if (!TOOL_NAME.test(definition.name)) {
-    throw new Error(
+    throw new ToolbeltError(
+      "EPLUGIN",
       `invalid tool name ${JSON.stringify(definition.name)}: letters, digits, _ and - (max 64)`,
     );
   }
   for (const variant of Object.values(definition.profiles ?? {})) {
     if (variant && !TOOL_NAME.test(variant.name))
-      throw new Error(`invalid profile tool name ${variant.name}`);
+      throw new ToolbeltError(
+        "EPLUGIN",
+        `invalid profile tool name ${variant.name} (tool ${definition.name})`,
+      );
   }
   return definition;
 }

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { createSession, type Payload, parseToolText, type Session } from "@toolbelt/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { need } from "../../../test-support/capability.js";
 import { family } from "./index.js";
 import type { FileContentPayload, FileUnchangedPayload, ImagePayload } from "./read-file.js";
 
@@ -112,14 +113,18 @@ describe("read_file de-duplication", () => {
     const s = await open();
     await s.call("read_file", { path: "a.txt" });
     const { payload, text } = await s.callWithText("read_file", { path: "a.txt" });
-    const p = payload as FileUnchangedPayload;
-    expect(p.kind).toBe("file_unchanged");
-    expect(text).toContain("# Kind: file_unchanged");
-    expect(p.message).toMatch(/^\[toolbelt: file_unchanged/);
-    expect(p.message).toContain("not file content");
-    // No cat -n numbered line anywhere in the answer.
-    expect(text).not.toMatch(/^\s*\d+\t/m);
-    expect(parseToolText(text).kind).toBe("file_unchanged");
+    expect(payload).toStrictEqual({
+      kind: "file_unchanged",
+      start_line: 1,
+      end_line: 20,
+    } satisfies FileUnchangedPayload);
+    expect(text).toBe("# Kind: file_unchanged\n# Already-Shown: 1-20 (unchanged; not repeated)");
+    // Headers only: no body, so no line of it can pass for (or be pasted back as) the file's content.
+    expect(parseToolText(text)).toMatchObject({
+      kind: "file_unchanged",
+      headers: { "Already-Shown": "1-20 (unchanged; not repeated)" },
+      body: "",
+    });
   });
 
   it("counts a window inside a larger earlier window as read, but not one that extends past it", async () => {
@@ -141,15 +146,25 @@ describe("read_file de-duplication", () => {
     });
   });
 
-  it("keeps the notice short: about a 10-line window's worth at most", async () => {
+  it("keeps the notice short, as text and as JSON: less than a 10-line window's worth", async () => {
     await fs.writeFile(path.join(root, "a.txt"), lines(20));
     const s = await open();
     await s.call("read_file", { path: "a.txt", offset: 5, limit: 10 });
     const { payload, text } = await s.callWithText("read_file", { path: "a.txt", offset: 5, limit: 10 });
-    expect((payload as FileUnchangedPayload).message).toBe(
-      "[toolbelt: file_unchanged — lines 5-14 already returned, unchanged since; not file content]",
-    );
-    expect(text.length).toBeLessThan(140);
+    expect(text).toBe("# Kind: file_unchanged\n# Already-Shown: 5-14 (unchanged; not repeated)");
+    // Half of the notice it replaced (128 bytes of text, 154 of JSON for this window).
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(70);
+    expect(JSON.stringify(payload)).toBe('{"kind":"file_unchanged","start_line":5,"end_line":14}');
+  });
+
+  it("answers an empty file with its (empty) content every time: a notice would cost more", async () => {
+    await fs.writeFile(path.join(root, "empty.txt"), "");
+    const s = await open();
+    await s.call("read_file", { path: "empty.txt" });
+    expect(await s.call("read_file", { path: "empty.txt" })).toMatchObject({
+      kind: "file_content",
+      total_lines: 0,
+    });
   });
 
   it("answers a partly seen window with only the lines not yet returned, naming the ranges left out", async () => {
@@ -298,12 +313,9 @@ describe("read_file encodings, images and binary files", () => {
     expect(String(p.message)).toContain("binary");
   });
 
-  it("refuses a named pipe instead of blocking on it", async () => {
-    const made = spawnSync("mkfifo", [path.join(root, "pipe")]);
-    if (made.status !== 0) {
-      console.warn("mkfifo unavailable: named-pipe read test skipped");
-      return;
-    }
+  it("refuses a named pipe instead of blocking on it", async (ctx) => {
+    const made = spawnSync("mkfifo", [path.join(root, "pipe")], { encoding: "utf8" });
+    need(ctx, "linux", made.status !== 0 && `mkfifo failed: ${made.error?.message ?? made.stderr}`);
     const s = await open();
     expect(await s.call("read_file", { path: "pipe" })).toMatchObject({ code: "EINVAL_INPUT" });
     expect(await s.call("search_files", { query: "x", path: "pipe" })).toMatchObject({

@@ -49,12 +49,14 @@ export const fileContentPayload = z.object({
     ),
 });
 
+/**
+ * A window this session was already shown, of this same version of the file: no content. Only what
+ * the call does not already say (the path is the call's): its text is two header lines.
+ */
 export const fileUnchangedPayload = z.object({
   kind: z.literal("file_unchanged"),
-  path: z.string(),
   start_line: z.number().int(),
   end_line: z.number().int(),
-  message: z.string(),
 });
 
 export const imagePayload = z.object({
@@ -121,18 +123,6 @@ function lastWithinBytes(lines: string[], start: number, last: number, maxChars:
     if (used > maxBytes && n > start) return n - 1;
   }
   return last;
-}
-
-function span(window: LineWindow): string {
-  return window.end === Number.POSITIVE_INFINITY ? `${window.start}-end` : `${window.start}-${window.end}`;
-}
-
-/**
- * Short on purpose (it replaces windows of a few lines): bracketed, labelled and unnumbered, so it
- * cannot pass for content; the header already names the path.
- */
-function unchangedMessage(window: LineWindow): string {
-  return `[toolbelt: file_unchanged — lines ${span(window)} already returned, unchanged since; not file content]`;
 }
 
 /**
@@ -266,14 +256,9 @@ export async function executeRead(
   const reachedEnd = last >= total;
   const window: LineWindow = { start, end: reachedEnd ? Number.POSITIVE_INFINITY : last };
   const fingerprint = fingerprintOf(bytes, { size, mtimeMs });
-  if (ctx.ledger.covers(resolved.abs, fingerprint, window)) {
-    return {
-      kind: "file_unchanged",
-      path: resolved.rel,
-      start_line: start,
-      end_line: last,
-      message: unchangedMessage(window),
-    };
+  // An empty window (an empty file) is answered as content: a notice would cost more than it saves.
+  if (last >= start && ctx.ledger.covers(resolved.abs, fingerprint, window)) {
+    return { kind: "file_unchanged", start_line: start, end_line: last };
   }
   const maxChars = ctx.limits.fileReadMaxLineChars;
   // Lines of this window already shown (this exact version): left out, and named in the header.
@@ -331,13 +316,12 @@ export async function executeRead(
 
 export function renderRead(payload: FileContentPayload | FileUnchangedPayload | ImagePayload): string {
   if (payload.kind === "file_unchanged") {
-    return renderText(
-      [
-        ["Kind", "file_unchanged"],
-        ["Path", payload.path],
-      ],
-      payload.message,
-    );
+    // Short on purpose (it replaces windows of a few lines) and headers only: no body, so nothing in
+    // it can pass for (or be pasted back as) file content. The words are the partial window's.
+    return renderText([
+      ["Kind", "file_unchanged"],
+      ["Already-Shown", `${payload.start_line}-${payload.end_line} (unchanged; not repeated)`],
+    ]);
   }
   if (payload.kind === "image") {
     return renderText(

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { createSession, parseConfig, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
 import { locateRipgrep } from "./search/engine.js";
@@ -10,7 +11,7 @@ import type { SearchResultsPayload } from "./search-files.js";
 import { comparePaths } from "./tree-order.js";
 
 const rg = await locateRipgrep();
-if (!rg) console.warn("search determinism: no ripgrep found; the cross-engine comparison is skipped");
+const noRg = lacks("ripgrep", !rg && "no ripgrep binary found (@vscode/ripgrep, or rg on PATH)");
 
 let root: string;
 const sessions: Session[] = [];
@@ -67,7 +68,7 @@ describe("capped search results", () => {
     expect(flat(first)).toEqual(flat(full).slice(0, 37));
   });
 
-  it.skipIf(!rg)("are the same for ripgrep on every run as for the js engine", async () => {
+  it.skipIf(noRg)("are the same for ripgrep on every run as for the js engine", async () => {
     const js = await search("js", 37);
     for (let i = 0; i < 5; i++) expect(await search("ripgrep", 37)).toEqual(js);
     // And uncapped, and with an include glob.
@@ -76,7 +77,7 @@ describe("capped search results", () => {
     expect(await search("ripgrep", 9, "common", include)).toEqual(await search("js", 9, "common", include));
   });
 
-  it.skipIf(!rg)("say capped only when more matched, the same for both engines", async () => {
+  it.skipIf(noRg)("say capped only when more matched, the same for both engines", async () => {
     const all = await search("js", 100_000);
     for (const engine of ["ripgrep", "js"] as const) {
       const exact = await search(engine, all.matches);

@@ -10,13 +10,14 @@ import {
   type Session,
 } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { filesConfig } from "./contrib.js";
 import { family } from "./index.js";
 import { locateRipgrep } from "./search/engine.js";
 import { type SearchResultsPayload, searchFilesTool } from "./search-files.js";
 
 const rg = await locateRipgrep();
-if (!rg) console.warn("search_files: no ripgrep found; the ripgrep half of the parity tests is skipped");
+const noRg = lacks("ripgrep", !rg && "no ripgrep binary found (@vscode/ripgrep, or rg on PATH)");
 
 type Tree = Record<string, string | Buffer>;
 
@@ -48,7 +49,7 @@ function shape(payload: Payload) {
   };
 }
 
-const engines = rg ? (["ripgrep", "js"] as const) : (["js"] as const);
+const engines = noRg ? (["js"] as const) : (["ripgrep", "js"] as const);
 
 let base: string;
 let root: string;
@@ -395,7 +396,7 @@ describe("search engine selection", () => {
     }
   });
 
-  it.skipIf(!rg)("uses ripgrep by default and doctor names it", async () => {
+  it.skipIf(noRg)("uses ripgrep by default and doctor names it", async () => {
     const s = await createSession({ root, plugins: [family] });
     const p = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
     expect(p.engine).toBe("ripgrep");
@@ -408,7 +409,7 @@ describe("search engine selection", () => {
 
 describe("search_files under an allowlist", () => {
   // Without ripgrep only the JS engine runs (the warning at the top of this file says so).
-  const engines = rg ? (["ripgrep", "js"] as const) : (["js"] as const);
+  const engines = noRg ? (["js"] as const) : (["ripgrep", "js"] as const);
   it.each(engines)("searches . and keeps only the allowed files (%s)", async (engine) => {
     const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-allow-")));
     try {
@@ -437,7 +438,7 @@ describe("search_files under an allowlist", () => {
 });
 
 describe("search_files when the search sandbox does not start", () => {
-  it.skipIf(!rg)("runs ripgrep again unconfined and answers, its lines checked", async () => {
+  it.skipIf(noRg)("runs ripgrep again unconfined and answers, its lines checked", async () => {
     const tree = await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-nosandbox-"));
     await writeTree(tree, { "a.txt": "needle one\nhay\nneedle two\n" });
     const helper = path.join(os.tmpdir(), `${path.basename(tree)}-helper.sh`);

@@ -15,6 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { hasProcFd } from "@toolbelt/core/internal";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import {
   ancestorLevels,
   clearIgnoreCache,
@@ -111,12 +112,10 @@ describe("ignore rules cache", () => {
 // What the walk holds while it runs, and what a name swapped after its directory was listed gives.
 // The swaps are made between two steps of the walk, so each case is hit exactly (the race itself is
 // packages/toolbelt/test/reliability/walk-race.test.ts).
-const noProc = hasProcFd() ? "" : "no /proc/self/fd: the walk falls back to paths";
-if (noProc) console.warn(`[walk] descriptor tests skipped: ${noProc}`);
-const noFifo = noProc || (spawnSync("mkfifo", ["--version"]).error ? "no mkfifo on PATH" : "");
-if (noFifo && !noProc) console.warn(`[walk] FIFO case skipped: ${noFifo}`);
+const noProc = lacks("linux", !hasProcFd() && "no /proc/self/fd: the walk falls back to paths");
+const noFifo = noProc || lacks("linux", spawnSync("mkfifo", ["--version"]).error && "no mkfifo on PATH");
 
-describe.skipIf(Boolean(noProc))("the walk holds each directory by descriptor", () => {
+describe.skipIf(noProc)("the walk holds each directory by descriptor", () => {
   let base: string;
   beforeAll(async () => {
     base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-walk-fd-")));
@@ -213,24 +212,21 @@ describe.skipIf(Boolean(noProc))("the walk holds each directory by descriptor", 
     });
   });
 
-  it.skipIf(Boolean(noFifo))(
-    "opens a file swapped for a FIFO without blocking, and it is no regular file",
-    () => {
-      const { root } = project("fifo");
-      const seen: Record<string, string> = {};
-      const walk = new TreeWalk({ root, start: root });
-      try {
-        walkTo(walk, "d/a/x.txt", seen);
-        renameSync(path.join(root, "d/p.txt"), path.join(root, "d/p.real"));
-        expect(spawnSync("mkfifo", [path.join(root, "d/p.txt")]).status).toBe(0);
-        drain(walk, seen);
-      } finally {
-        walk.close();
-      }
-      expect(seen["d/p.txt"]).toBe("fifo, not read");
-      expect(seen["d/b/y.txt"]).toBe("inside y");
-    },
-  );
+  it.skipIf(noFifo)("opens a file swapped for a FIFO without blocking, and it is no regular file", () => {
+    const { root } = project("fifo");
+    const seen: Record<string, string> = {};
+    const walk = new TreeWalk({ root, start: root });
+    try {
+      walkTo(walk, "d/a/x.txt", seen);
+      renameSync(path.join(root, "d/p.txt"), path.join(root, "d/p.real"));
+      expect(spawnSync("mkfifo", [path.join(root, "d/p.txt")]).status).toBe(0);
+      drain(walk, seen);
+    } finally {
+      walk.close();
+    }
+    expect(seen["d/p.txt"]).toBe("fifo, not read");
+    expect(seen["d/b/y.txt"]).toBe("inside y");
+  });
 
   it("refuses a start whose directory was swapped for a symlink since it was resolved", () => {
     const { root, outside } = project("start");

@@ -89,7 +89,7 @@ describe("files through the toolbelt CLI", () => {
     const first = await session.call("read_file", { path: "notes.txt" });
     expect(first).toMatchObject({ kind: "file_content", total_lines: 3 });
     const second = await session.call("read_file", { path: "notes.txt" });
-    expect(second).toMatchObject({ kind: "file_unchanged", path: "notes.txt" });
+    expect(second).toEqual({ kind: "file_unchanged", start_line: 1, end_line: 3 });
     await fs.writeFile(path.join(root, "notes.txt"), "first line\nchanged line\nthird line\n");
     const third = await session.call("read_file", { path: "notes.txt" });
     expect(third).toMatchObject({ kind: "file_content" });

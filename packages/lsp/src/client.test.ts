@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSession, type Payload, parseToolText } from "@toolbelt/core";
 import { describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { FILES, makeProject } from "./__fixtures__/project.js";
 import { createLspFamily, type LspClient, type LspManager } from "./index.js";
 import { findTsgo } from "./servers.js";
@@ -217,9 +218,9 @@ describe("servers that cannot start", () => {
 });
 
 const tsgo = findTsgo();
-if (!tsgo) console.warn("skipped: TypeScript 7 (tsgo from @typescript/native-preview) is not installed");
+const noTsgo = lacks("tsgo", !tsgo && "TypeScript 7 (tsgo from @typescript/native-preview) is not installed");
 
-describe.skipIf(!tsgo)("TypeScript 7 (tsgo --lsp) as the TypeScript server", () => {
+describe.skipIf(noTsgo)("TypeScript 7 (tsgo --lsp) as the TypeScript server", () => {
   it("pulls diagnostics and finds definitions", async () => {
     const { root, cleanup } = makeProject(FILES);
     const session = await createSession({

@@ -2,15 +2,18 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createSession, type Payload, parseToolText, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { MORE_FILES, makeProject } from "./__fixtures__/project.js";
 import { createLspFamily, type LspClient, type LspManager } from "./index.js";
 import { findTypescriptLanguageServer } from "./servers.js";
 
 // Against the real typescript-language-server (TypeScript 5.9), one server shared by the file.
-const hasServer = findTypescriptLanguageServer() !== undefined;
+const noServer = lacks(
+  "typescript-language-server",
+  findTypescriptLanguageServer() === undefined && "typescript-language-server is not installed",
+);
 // A cold server on a loaded 2-core machine can take many seconds; the bounded wait itself is tested with the push fixture.
 const SLOW_MACHINE_MS = 120_000;
-if (!hasServer) console.warn("skipped: typescript-language-server is not installed");
 
 type Diag = {
   line: number;
@@ -28,7 +31,7 @@ type DiagPayload = Payload & {
 };
 type Place = { path: string; line: number; column: number; text?: string };
 
-describe.skipIf(!hasServer)(
+describe.skipIf(noServer)(
   "lsp tools against typescript-language-server",
   { timeout: SLOW_MACHINE_MS },
   () => {

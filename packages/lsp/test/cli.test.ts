@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 import { FILES, makeProject } from "../src/__fixtures__/project.js";
 import { findTsgo } from "../src/servers.js";
@@ -65,7 +66,9 @@ describe("toolbelt CLI with the lsp family", { timeout: 120_000 }, () => {
     }
   });
 
-  it.skipIf(!findTsgo())("answers several calls from one server in an exec session", () => {
+  it.skipIf(
+    lacks("tsgo", !findTsgo() && "TypeScript 7 (tsgo from @typescript/native-preview) is not installed"),
+  )("answers several calls from one server in an exec session", () => {
     const { root, cleanup } = makeProject(FILES);
     try {
       const input = [

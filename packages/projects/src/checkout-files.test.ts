@@ -11,6 +11,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import {
   MAX_INSTRUCTION_BYTES,
   projectSkills,
@@ -23,7 +24,10 @@ import { MAX_INSTRUCTION_CHARS } from "./instructions.js";
 // A project's own files reach the model (instructions, skills): each is read only inside the project,
 // only when it is a regular file, and bounded. End to end: toolbelt/test/reliability/checkout-files.test.ts.
 
-const linux = process.platform === "linux";
+const notLinux = lacks(
+  "linux",
+  process.platform !== "linux" && `FIFOs and /dev/zero: this is ${process.platform}`,
+);
 let base: string;
 let outside: string;
 const skill = (name: string) => `---\nname: ${name}\ndescription: "${name} SECRET"\n---\nbody\n`;
@@ -74,7 +78,7 @@ describe("readInstructions", () => {
     });
   });
 
-  it.skipIf(!linux)("a FIFO is skipped at once, not waited on", () => {
+  it.skipIf(notLinux)("a FIFO is skipped at once, not waited on", () => {
     const root = project("fifo");
     execFileSync("mkfifo", [path.join(root, "AGENTS.md")]);
     const { instructions, skipped } = readInstructions(root);
@@ -109,7 +113,7 @@ describe("project skills", () => {
     expect(skipped.map((s) => s.file)).toEqual([".toolbelt/skills/leak/SKILL.md", ".claude/skills"]);
   });
 
-  it.skipIf(!linux)("a FIFO SKILL.md and one linked to /dev/zero are skipped at once", () => {
+  it.skipIf(notLinux)("a FIFO SKILL.md and one linked to /dev/zero are skipped at once", () => {
     const root = project("skill-fifo");
     mkdirSync(path.join(root, ".toolbelt", "skills", "f"), { recursive: true });
     execFileSync("mkfifo", [path.join(root, ".toolbelt", "skills", "f", "SKILL.md")]);

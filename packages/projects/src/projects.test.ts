@@ -10,10 +10,10 @@ import {
   type Session,
   type ToolbeltConfigInput,
   type ToolbeltEvent,
+  z,
 } from "@toolbelt/core";
 import { contributions as lsp } from "@toolbelt/lsp/contrib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { family, type Project, parseWorktrees, repositorySlug } from "./index.js";
 
 let base: string;

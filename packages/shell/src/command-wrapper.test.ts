@@ -3,10 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js";
 
 const here = landlockHere();
-if (!here.ok) console.log(`language-server sandbox tests skipped: ${here.reason}`);
+const noLandlock = lacks(here.lack, !here.ok && here.reason);
 
 let root: string;
 let outside: string;
@@ -38,7 +39,7 @@ function runWrapped(s: Session, script: string): { status: number | null; out: s
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-describe.skipIf(!here.ok)("session.wrapCommand for language servers", () => {
+describe.skipIf(noLandlock)("session.wrapCommand for language servers", () => {
   it("runs the server under the shell's Landlock policy: the root is writable, outside it is not", async () => {
     const s = await openSession(root, {});
     sessions.push(s);

@@ -3,15 +3,16 @@ import { type AddressInfo, createServer, type Server } from "node:net";
 import path from "node:path";
 import type { Payload, Session, ToolbeltConfig } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { family } from "./index.js";
 import type { ShellResult } from "./payloads.js";
-import { networkOffMechanism, planSandbox, probeSandbox } from "./sandbox.js";
-import { ensureHelper, openSession, removeDir, tempDir } from "./test-harness.js";
+import { planSandbox } from "./sandbox.js";
+import { networkOffHere, openSession, removeDir, tempDir } from "./test-harness.js";
 
-ensureHelper();
-const mechanism = networkOffMechanism(probeSandbox());
-if (mechanism === "unavailable")
-  console.log("network-off run tests skipped: neither a network namespace nor Landlock ABI >= 4 here");
+const network = networkOffHere();
+const mechanism = network.mechanism;
+// Either mechanism will do: a network namespace, or Landlock network rules (ABI 4 or later).
+const noNetworkOff = lacks(network.lack, mechanism === "unavailable" && network.reason);
 
 let root: string;
 let server: Server;
@@ -64,38 +65,32 @@ function runPlanned(prefix: string[], command: string): Promise<string> {
 describe("planSandbox with agent.shell_network off", () => {
   const config = (agent: Record<string, unknown>) => ({ agent }) as unknown as ToolbeltConfig;
 
-  it.skipIf(mechanism === "unavailable")(
-    "puts --net-off before the command, in every sandbox mode",
-    async () => {
-      for (const shell_sandbox of ["best-effort", "off"]) {
-        const plan = planSandbox(config({ shell_network: "off", shell_sandbox }), { root, tmpdir: root });
-        expect(plan.network).toBe(mechanism);
-        expect(plan.prefix.indexOf("--net-off")).toBeGreaterThan(0);
-        expect(plan.prefix.indexOf("--net-off")).toBeLessThan(plan.prefix.indexOf("--"));
-        const out = await runPlanned(plan.prefix, connect());
-        expect(out, shell_sandbox).not.toContain("got hello");
-        expect(out).toMatch(/ECONNREFUSED|EACCES|ENETUNREACH/);
-      }
-      const on = planSandbox(config({}), { root, tmpdir: root });
-      expect(on.prefix).not.toContain("--net-off");
-      expect(on.network).toBeUndefined();
-      expect(await runPlanned(on.prefix, connect())).toContain("got hello");
-    },
-  );
+  it.skipIf(noNetworkOff)("puts --net-off before the command, in every sandbox mode", async () => {
+    for (const shell_sandbox of ["best-effort", "off"]) {
+      const plan = planSandbox(config({ shell_network: "off", shell_sandbox }), { root, tmpdir: root });
+      expect(plan.network).toBe(mechanism);
+      expect(plan.prefix.indexOf("--net-off")).toBeGreaterThan(0);
+      expect(plan.prefix.indexOf("--net-off")).toBeLessThan(plan.prefix.indexOf("--"));
+      const out = await runPlanned(plan.prefix, connect());
+      expect(out, shell_sandbox).not.toContain("got hello");
+      expect(out).toMatch(/ECONNREFUSED|EACCES|ENETUNREACH/);
+    }
+    const on = planSandbox(config({}), { root, tmpdir: root });
+    expect(on.prefix).not.toContain("--net-off");
+    expect(on.network).toBeUndefined();
+    expect(await runPlanned(on.prefix, connect())).toContain("got hello");
+  });
 });
 
 describe("agent.shell_network off", () => {
-  it.skipIf(mechanism === "unavailable")(
-    "keeps a command from the host's server, and the result says why",
-    async () => {
-      const s = await open({ agent: { shell_network: "off" } });
-      const r = (await s.call("shell", { command: connect() })) as unknown as ShellResult;
-      expect(r.stdout).not.toContain("got hello");
-      expect(r.sandbox_note).toMatch(/^network is off for sandboxed commands \(agent\.shell_network: off\)/);
-      const on = (await (await open({})).call("shell", { command: connect() })) as unknown as ShellResult;
-      expect(on.stdout).toContain("got hello");
-    },
-  );
+  it.skipIf(noNetworkOff)("keeps a command from the host's server, and the result says why", async () => {
+    const s = await open({ agent: { shell_network: "off" } });
+    const r = (await s.call("shell", { command: connect() })) as unknown as ShellResult;
+    expect(r.stdout).not.toContain("got hello");
+    expect(r.sandbox_note).toMatch(/^network is off for sandboxed commands \(agent\.shell_network: off\)/);
+    const on = (await (await open({})).call("shell", { command: connect() })) as unknown as ShellResult;
+    expect(on.stdout).toContain("got hello");
+  });
 
   it("fails closed without the helper, whatever agent.shell_sandbox says", async () => {
     const saved = process.env.TOOLBELT_SANDBOX_HELPER;

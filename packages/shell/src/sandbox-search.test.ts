@@ -3,6 +3,7 @@ import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CommandSpec, Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { staticExecutableProblem } from "./search-sandbox.js";
 import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js";
 
@@ -12,7 +13,7 @@ import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js
 // spec says `confined: true` only then. Anything else is passed through with the reason.
 
 const here = landlockHere();
-if (!here.ok) console.log(`search sandbox tests skipped: ${here.reason}`);
+const noLandlock = lacks(here.lack, !here.ok && here.reason);
 
 const rg = await (async () => {
   try {
@@ -23,7 +24,7 @@ const rg = await (async () => {
     return undefined;
   }
 })();
-if (!rg) console.log("search sandbox tests with ripgrep skipped: @vscode/ripgrep's binary is not installed");
+const noRg = lacks("ripgrep", !rg && "@vscode/ripgrep's binary is not installed");
 
 let base: string;
 let root: string;
@@ -74,7 +75,7 @@ function run(spec: CommandSpec) {
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
-describe.skipIf(!here.ok || !rg)("ripgrep started for a search under Landlock", () => {
+describe.skipIf(noLandlock || noRg)("ripgrep started for a search under Landlock", () => {
   it("reads beneath the root and the ignore files above it, and nothing a symlink points to outside", async () => {
     const s = await session();
     const spec = s.wrapCommand(
@@ -127,7 +128,7 @@ describe.skipIf(!here.ok || !rg)("ripgrep started for a search under Landlock", 
 });
 
 describe("what is not confined says why", () => {
-  it.skipIf(!rg)("agent.shell_sandbox off", async () => {
+  it.skipIf(noRg)("agent.shell_sandbox off", async () => {
     const s = await session({ agent: { shell_sandbox: "off" } });
     const spec = s.wrapCommand(searchSpec(rg as string, ["hit"]), "search");
     expect(spec.confined).toBeUndefined();
@@ -135,7 +136,7 @@ describe("what is not confined says why", () => {
     expect(spec.file).toBe(rg);
   });
 
-  it.skipIf(!here.ok)(
+  it.skipIf(noLandlock)(
     "a dynamic executable or a script (its loader, libraries or interpreter are not granted)",
     async () => {
       const s = await session();
@@ -153,7 +154,7 @@ describe("what is not confined says why", () => {
     },
   );
 
-  it.skipIf(!rg)("no helper (TOOLBELT_SANDBOX_HELPER names none)", async () => {
+  it.skipIf(noRg)("no helper (TOOLBELT_SANDBOX_HELPER names none)", async () => {
     const saved = process.env.TOOLBELT_SANDBOX_HELPER;
     process.env.TOOLBELT_SANDBOX_HELPER = path.join(base, "no-such-helper");
     try {

@@ -2,12 +2,13 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from "node:path";
 import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { family } from "./index.js";
 import type { ShellResult, ShellSessionView, ShellStarted } from "./payloads.js";
 import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js";
 
 const here = landlockHere();
-if (!here.ok) console.log(`sandbox escape tests skipped: Landlock is unavailable here (${here.reason})`);
+const noLandlock = lacks(here.lack, !here.ok && here.reason);
 
 let root: string;
 let outside: string;
@@ -39,7 +40,7 @@ async function run(s: Session, command: string, extra: Record<string, unknown> =
   return payload as unknown as ShellResult;
 }
 
-describe.skipIf(!here.ok)("Landlock sandbox (real escape attempts)", () => {
+describe.skipIf(noLandlock)("Landlock sandbox (real escape attempts)", () => {
   it("confines writes: outside the root, through a symlink, renaming out, truncating, deleting, linking", async () => {
     const s = await open({ agent: { shell_sandbox: "required" } });
     writeFileSync(path.join(outside, "keep.txt"), "precious\n");

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseToolText, type Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import type { ShellResult } from "./payloads.js";
 import { sandboxDenials, writableSet } from "./sandbox-denials.js";
 import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js";
@@ -9,6 +10,7 @@ import { landlockHere, openSession, removeDir, tempDir } from "./test-harness.js
 let root: string;
 let session: Session;
 const landlock = landlockHere();
+const noLandlock = lacks(landlock.lack, !landlock.ok && landlock.reason);
 
 beforeAll(async () => {
   root = tempDir();
@@ -55,7 +57,7 @@ describe("shell feedback a person can follow", () => {
     expect(parseToolText(text).headers["Timed-Out"]).toContain("after the 0.5 s limit (the `timeout` input)");
   });
 
-  it.skipIf(!landlock.ok)(
+  it.skipIf(noLandlock)(
     `a write Landlock refused says the sandbox denied it (${landlock.reason})`,
     async () => {
       const { payload, text } = await session.callWithText("shell", {
@@ -72,7 +74,7 @@ describe("shell feedback a person can follow", () => {
     },
   );
 
-  it.skipIf(!landlock.ok)(
+  it.skipIf(noLandlock)(
     `a permission error inside the writable set is not blamed on the sandbox (${landlock.reason})`,
     async () => {
       const r = (await session.call("shell", {

@@ -43,12 +43,17 @@ async function op(s: Session, input: Record<string, unknown>): Promise<ShellSess
 
 /** Reads until the session has exited (the process, not its output, says so). */
 async function untilExited(s: Session, shellId: string): Promise<ShellSessionView> {
-  for (let i = 0; i < 200; i++) {
-    const v = await op(s, { operation: "read", shell_id: shellId, cursor: 0, wait_ms: 0 });
-    if (v.status !== "running") return v;
-    await sleep(50);
-  }
-  throw new Error(`${shellId} did not exit`);
+  let view: ShellSessionView | undefined;
+  await expect
+    .poll(
+      async () => {
+        view = await op(s, { operation: "read", shell_id: shellId, cursor: 0, wait_ms: 0 });
+        return view.status;
+      },
+      { timeout: 10_000 },
+    )
+    .not.toBe("running");
+  return view as ShellSessionView;
 }
 
 describe("background dev server", () => {
@@ -270,6 +275,7 @@ describe("session cap", () => {
     // Idle after 300 ms instead of minutes: the state is the family's, shortened in process.
     ShellState.of(s).idleMs = 300;
     const idle = await start(s, "sleep 3311");
+    // Time passing is what is tested: the session goes idle.
     await sleep(400);
     const next = await start(s, "sleep 3312");
     expect(next.reaped).toEqual([idle.shell_id]);
@@ -300,11 +306,15 @@ describe("mewbo's shell_session_tool", () => {
         shell_id: started.shell_id,
         ...input,
       })) as unknown as ShellSessionView;
-    for (let i = 0; i < 200; i++) {
-      const v = await call({ operation: "read", cursor: 0, wait_ms: 0 });
-      if (v.status !== "running" && v.output.includes("gamma")) break;
-      await sleep(50);
-    }
+    await expect
+      .poll(
+        async () => {
+          const v = await call({ operation: "read", cursor: 0, wait_ms: 0 });
+          return v.status !== "running" && v.output.includes("gamma");
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(true);
     const filtered = await call({ operation: "read", filter: "beta" });
     expect(filtered.output).toBe("beta");
     const all = await call({ operation: "read" });

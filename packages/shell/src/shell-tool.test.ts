@@ -157,13 +157,11 @@ describe("shell", () => {
 
   it("ends the process group when the call is cancelled", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const payload = await session.call(
-      "shell",
-      { command: "sleep 3121; echo never" },
-      { signal: controller.signal },
-    );
-    expect(payload).toMatchObject({ kind: "error", code: "ECANCELLED" });
+    const call = session.call("shell", { command: "sleep 3121; echo never" }, { signal: controller.signal });
+    // Cancelled once the command runs, so there is a process group to end.
+    await expect.poll(() => processesWithArgs("sleep", "3121").length, { timeout: 10_000 }).toBe(1);
+    controller.abort();
+    expect(await call).toMatchObject({ kind: "error", code: "ECANCELLED" });
     expect(processesWithArgs("sleep", "3121")).toEqual([]);
   });
 

@@ -6,7 +6,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSession, type Session, type ToolbeltConfigInput } from "@toolbelt/core";
 import { family } from "./index.js";
-import { findHelper, probeSandbox } from "./sandbox.js";
+import {
+  findHelper,
+  type NetworkOffMechanism,
+  networkOffMechanism,
+  networkOffUnavailable,
+  probeSandbox,
+  type SandboxProbe,
+} from "./sandbox.js";
 
 export function tempDir(prefix = "tb-shell-"): string {
   return realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
@@ -60,13 +67,34 @@ export function ensureHelper(): string | undefined {
   return findHelper();
 }
 
-/** Whether real Landlock enforcement can be tested here, and if not why. */
-export function landlockHere(): { ok: boolean; reason: string } {
+/** What a sandbox test lacks here: Linux, the helper (built where there is a C compiler) or the kernel's part. */
+export type SandboxLack = "linux" | "sandbox-helper" | "landlock" | "network-namespace";
+
+/** The lack behind a probe that cannot run the helper; `kernel` when the helper runs. */
+function lackOf(probe: SandboxProbe, kernel: SandboxLack): SandboxLack {
+  if (process.platform !== "linux") return "linux";
+  return probe.runs ? kernel : "sandbox-helper";
+}
+
+/** Whether real Landlock enforcement can be tested here, and if not why and what is missing. */
+export function landlockHere(): { ok: boolean; reason: string; lack: SandboxLack } {
   ensureHelper();
   const probe = probeSandbox();
   return probe.abi > 0
-    ? { ok: true, reason: `Landlock ABI ${probe.abi}` }
-    : { ok: false, reason: probe.reason ?? "no Landlock" };
+    ? { ok: true, reason: `Landlock ABI ${probe.abi}`, lack: "landlock" }
+    : { ok: false, reason: probe.reason ?? "no Landlock", lack: lackOf(probe, "landlock") };
+}
+
+/** How agent.shell_network "off" is enforced here, and if it cannot be, what is missing. */
+export function networkOffHere(): { mechanism: NetworkOffMechanism; reason: string; lack: SandboxLack } {
+  ensureHelper();
+  const probe = probeSandbox();
+  const mechanism = networkOffMechanism(probe);
+  return {
+    mechanism,
+    reason: mechanism === "unavailable" ? networkOffUnavailable(probe) : mechanism,
+    lack: lackOf(probe, "network-namespace"),
+  };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

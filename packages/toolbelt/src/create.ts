@@ -62,11 +62,7 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
   }
   let candidate = mod.default ?? mod.plugin;
   if (typeof candidate === "function") candidate = await (candidate as () => unknown)();
-  try {
-    return checkPlugin(candidate);
-  } catch (error) {
-    throw new ToolbeltError("EPLUGIN", `plugin ${spec}: ${(error as Error).message}`, { cause: error });
-  }
+  return checkPlugin(candidate, spec);
 }
 
 type ConfigOptions = Pick<
@@ -133,7 +129,7 @@ export async function resolveSessionConfig(
   const given = options.plugins ?? [];
   const ownContributions = (list: readonly Plugin[]) =>
     list.map((p) => p.contributes).filter((c) => c !== undefined);
-  const objects = given.filter((p): p is Plugin => typeof p !== "string").map(checkPlugin);
+  const objects = given.filter((p): p is Plugin => typeof p !== "string").map((p) => checkPlugin(p));
   const builtin = await builtinContributions(root, options);
   if (given.length === 0) {
     // Most configs name no plugin: then the strict check alone is the answer the two passes below

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { need } from "../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, jsonLines, tempRoot } from "./cli-harness.js";
 
 // The CLI as a CI job and a person meet it: exit codes a pipeline can branch on, usage errors that
@@ -238,13 +239,14 @@ describe("input and help for people", { timeout: 60_000 }, () => {
     expect(lines.indexOf(outputs.at(-1) as Record<string, unknown>)).toBeLessThan(answer);
   });
 
-  it("the streamed output reaches stderr when stderr is a terminal", async () => {
+  it("the streamed output reaches stderr when stderr is a terminal", async (ctx) => {
     // `script` gives the CLI a pseudo-terminal; without it there is no TTY to test with.
     const which = await sh("command -v script");
-    if (which.code !== 0) {
-      console.log("skipping: `script` (util-linux) is not installed, so no pseudo-terminal for stderr");
-      return;
-    }
+    need(
+      ctx,
+      "script",
+      which.code !== 0 && "`script` (util-linux) is not installed: no pseudo-terminal for stderr",
+    );
     const r = await sh(
       `script -qec "$TB run shell --allow shell --input '{\\"command\\":\\"echo streamed-line\\"}' >out.json" /dev/null`,
     );

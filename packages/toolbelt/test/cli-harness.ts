@@ -3,9 +3,25 @@ import { existsSync, mkdtempSync, readdirSync, realpathSync, statSync, writeFile
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { probeSandbox } from "@toolbelt/shell";
+import { lacks } from "../../../test-support/capability.js";
 
 export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = path.join(REPO, "packages/toolbelt/dist/bin.js");
+
+/**
+ * For `skipIf`: whether real Landlock enforcement is missing here — Linux, the sandbox helper (CI
+ * builds it: a failure under CI=true) or the kernel's Landlock (a skip) — with the reason logged.
+ */
+export function lacksLandlock(): boolean {
+  const probe = probeSandbox();
+  const linux = process.platform === "linux";
+  return (
+    lacks("linux", !linux && `Landlock is Linux's; this is ${process.platform}`) ||
+    lacks("sandbox-helper", !probe.runs && (probe.reason ?? "the sandbox helper does not run")) ||
+    lacks("landlock", probe.abi < 1 && (probe.reason ?? "no Landlock"))
+  );
+}
 
 /** The workspace packages the built CLI loads from their dist (it imports them, it does not bundle them). */
 const BUILT_PACKAGES = [

@@ -239,7 +239,7 @@ describe("signals", () => {
     child.stdin.write(
       `${JSON.stringify({ id: "bg", tool: "shell", input: { command: `sleep ${mark}.5`, run_in_background: true } })}\n`,
     );
-    for (let i = 0; i < 300 && !out.includes('"bg"'); i++) await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(() => out, { timeout: 30_000 }).toContain('"bg"');
     expect(out).toContain("shell_id");
     const alive = () =>
       readdirSync("/proc").filter((p) => {
@@ -253,8 +253,7 @@ describe("signals", () => {
     child.kill("SIGTERM");
     const code = await new Promise((r) => child.on("close", r));
     expect(code).toBe(143);
-    for (let i = 0; i < 50 && alive().length; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(alive()).toEqual([]);
+    await expect.poll(alive, { timeout: 5_000 }).toEqual([]);
   }, 60_000);
 });
 

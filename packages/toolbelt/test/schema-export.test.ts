@@ -236,10 +236,8 @@ describe("toolbelt tools --format openai|anthropic|mcp on the real bound tools",
       const nested = { edits: [{ op: "add", at: null, note: null }], mode: null };
       expect(strictProblems(strict.get("hard_nested") ?? {}, "hard_nested")).toEqual([]);
       expect(await session.call("hard_nested", nested)).toEqual({ kind: "ok" });
-      if (strict.has("read_file")) {
-        const payload = await session.call("read_file", { path: "a.txt", offset: null, limit: null });
-        expect(payload.kind).toBe("file_content");
-      } else console.info("read_file is not bound (files family not built): checked on the fixture only");
+      const payload = await session.call("read_file", { path: "a.txt", offset: null, limit: null });
+      expect(payload.kind).toBe("file_content");
     } finally {
       await session.close();
     }

@@ -6,16 +6,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
 import { assertBuilt } from "./cli-harness.js";
 import { BIN, DENO, makeRoot, REPO } from "./serve-fixture.js";
 
-const HAVE_DENO = existsSync(DENO);
-if (!HAVE_DENO)
-  console.warn(`serve-deno tests skipped: no deno at ${DENO} (install the root devDependency "deno")`);
+const noDeno = lacks("deno", !existsSync(DENO) && `no deno at ${DENO} (the root devDependency "deno")`);
 // A missing or stale build fails these tests (see assertBuilt), it does not skip them.
 beforeAll(assertBuilt);
 
-describe.skipIf(!HAVE_DENO)("the built bin under Deno (serve --mcp, serve --http, run, exec)", () => {
+describe.skipIf(noDeno)("the built bin under Deno (serve --mcp, serve --http, run, exec)", () => {
   let root: string;
   beforeAll(async () => {
     root = await makeRoot();

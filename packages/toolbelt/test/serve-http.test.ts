@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
@@ -86,16 +85,12 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
     expect(page.headers.get("content-type")).toContain("text/html");
     const html = await page.text();
     expect(html).not.toContain(server.token);
+    // The console is built (assertBuilt): GET / serves its page.
     const consoleDist = path.join(REPO, "packages/console/dist/index.js");
-    if (existsSync(consoleDist)) {
-      const { consolePage } = (await import(pathToFileURL(consoleDist).href)) as {
-        consolePage: () => string;
-      };
-      expect(html).toBe(consolePage());
-    } else {
-      console.info("@toolbelt/console is not built: GET / serves the plain note");
-      expect(html).toContain("@toolbelt/console");
-    }
+    const { consolePage } = (await import(pathToFileURL(consoleDist).href)) as {
+      consolePage: () => string;
+    };
+    expect(html).toBe(consolePage());
   });
 
   it("lists its session and opens more only inside its root", async () => {

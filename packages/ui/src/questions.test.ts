@@ -49,7 +49,14 @@ function recorder(s: Session) {
   return events;
 }
 
-const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+/** A promise and the function that settles it: a client that answers when the test says so. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
 /** Until the call has opened its question (waiting on the state, not on a guess at how long it takes). */
 const asked = (s: Session) =>
   expect.poll(() => pendingQuestions(s).length, { timeout: 10_000 }).toBeGreaterThan(0);
@@ -73,16 +80,26 @@ describe("binding", () => {
 describe("answers", () => {
   it("blocks until the client answers; options come back as labels, notes kept", async () => {
     let seen: QuestionRequest | undefined;
+    const answer = gate();
     const s = await session({
       capabilities: ["ask_user"],
       ask: async (request) => {
         seen = request;
-        await tick(30);
+        await answer.opened;
         return { answers: [{ options: [1] }, { options: [0, 2] }], notes: "keep it small" };
       },
     });
     const events = recorder(s);
-    const { payload, text } = await s.callWithText("ask_user_question", { questions: [DB, FEATURES] });
+    let returned = false;
+    const call = s.callWithText("ask_user_question", { questions: [DB, FEATURES] }).finally(() => {
+      returned = true;
+    });
+    // The client has the question and has not answered: the call is still waiting.
+    await expect.poll(() => seen, { timeout: 10_000 }).toBeDefined();
+    await new Promise((r) => setImmediate(r));
+    expect(returned).toBe(false);
+    answer.open();
+    const { payload, text } = await call;
     expect(payload).toMatchObject({
       kind: "question_answers",
       answers: [
@@ -179,10 +196,12 @@ describe("timeouts and late answers", () => {
   });
 
   it("a client that answers after the timeout still delivers, as a late question_answered event", async () => {
+    const timedOut = gate();
     const s = await session({
       capabilities: ["ask_user"],
       ask: async () => {
-        await tick(120);
+        // The client answers once the call has already returned question_pending.
+        await timedOut.opened;
         return { answers: [{ text: "whatever is simplest" }] };
       },
     });
@@ -190,6 +209,7 @@ describe("timeouts and late answers", () => {
     const late = new Promise<ToolbeltEvent>((resolve) => s.on("question_answered", resolve));
     const result = await s.call("ask_user_question", { questions: [DB], timeout_seconds: 0.02 });
     expect(result.kind).toBe("question_pending");
+    timedOut.open();
     expect(await late).toMatchObject({ late: true, answers: [{ text: "whatever is simplest" }] });
     expect(events.map((e) => e.type)).toEqual(["question", "question_answered"]);
     expect(takeLateAnswers(s)[0]?.text).toContain("whatever is simplest");

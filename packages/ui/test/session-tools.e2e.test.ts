@@ -1,21 +1,22 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
 
 // End to end through the built CLI: `toolbelt exec --events` writes results and events as JSONL.
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = path.join(repoRoot, "packages/toolbelt/dist/bin.js");
 const plugin = fileURLToPath(new URL("./fixtures/deferred-plugin.mjs", import.meta.url));
-const built = existsSync(bin);
-if (!built) console.warn(`skipping session-tools e2e: ${bin} is not built (npm run build)`);
 
 type Line = { id?: string; tool?: string; result?: Record<string, unknown>; event?: Record<string, unknown> };
 
 let dir: string;
 beforeAll(() => {
+  // A missing or stale build fails (it is no capability to skip for).
+  assertBuilt();
   dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), "tb-e2e-session-")));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,7 +60,7 @@ const results = (lines: Line[]) => lines.filter((l) => l.result);
 const events = (lines: Line[], type: string) =>
   lines.filter((l) => l.event?.type === type).map((l) => l.event);
 
-describe.skipIf(!built)("session tools through toolbelt exec --events", () => {
+describe("session tools through toolbelt exec --events", () => {
   it("update_todos emits a todos event; a headless run binds neither ask_user_question nor present_ui", async () => {
     const root = path.join(dir, "todos");
     mkdirSync(root);

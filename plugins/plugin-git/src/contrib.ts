@@ -7,8 +7,8 @@ import {
   type EventFieldsOf,
   type SectionInputs,
   type SectionValues,
+  z,
 } from "@toolbelt/core";
-import { z } from "zod";
 
 /** Output kept per call unless `git.max_output_bytes` says otherwise. */
 export const DEFAULT_MAX_BYTES = 64 * 1024;

@@ -1,5 +1,4 @@
-import { definePlugin, defineTool, renderText, type ToolContext, type ToolResult } from "@toolbelt/core";
-import { z } from "zod";
+import { definePlugin, defineTool, renderText, type ToolContext, type ToolResult, z } from "@toolbelt/core";
 import { contributions, DEFAULT_LOG_COUNT, DEFAULT_MAX_BYTES, gitConfig } from "./contrib.js";
 import { git } from "./git.js";
 

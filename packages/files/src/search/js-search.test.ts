@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ToolbeltError } from "@toolbelt/core";
-import { describe, expect, it } from "vitest";
+import { BudgetedWorker } from "@toolbelt/core/internal";
+import { describe, expect, it, vi } from "vitest";
 import { SEARCH_BUDGET_BASE_MS, searchWithJs } from "./js-search.js";
 import { compileQuery } from "./regex.js";
 
@@ -46,8 +47,23 @@ describe("searchWithJs bounds", () => {
   it("stops a runaway search as soon as it is aborted", async () => {
     const root = tree();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const error = await search(root, "(a+)+$", controller.signal).catch((e: unknown) => e);
-    expect((error as ToolbeltError).code).toBe("ECANCELLED");
+    // Aborted once the text is in the worker's hands, where the pattern backtracks (the real worker
+    // runs it: the spy only watches for the hand-off).
+    const run = BudgetedWorker.prototype.run;
+    const handedOff = vi.spyOn(BudgetedWorker.prototype, "run").mockImplementation(function (
+      this: BudgetedWorker,
+      ...args: Parameters<BudgetedWorker["run"]>
+    ) {
+      const pending = run.apply(this, args);
+      controller.abort();
+      return pending;
+    });
+    try {
+      const error = await search(root, "(a+)+$", controller.signal).catch((e: unknown) => e);
+      expect(handedOff).toHaveBeenCalled();
+      expect((error as ToolbeltError).code).toBe("ECANCELLED");
+    } finally {
+      handedOff.mockRestore();
+    }
   });
 });

@@ -2,16 +2,17 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { locateRipgrep } from "./engine.js";
 import { searchWithJs } from "./js-search.js";
 import { compileQuery } from "./regex.js";
 import { ripgrepArgs, SearchSandboxError, searchWithRipgrep } from "./ripgrep.js";
 
 const rg = await locateRipgrep();
-if (!rg) console.warn("ripgrep match decoding: no ripgrep found; skipped");
+const noRg = lacks("ripgrep", !rg && "no ripgrep binary found (@vscode/ripgrep, or rg on PATH)");
 
 describe("ripgrep match lines read without a full JSON parse", () => {
-  it.skipIf(!rg)(
+  it.skipIf(noRg)(
     "decode quotes, backslashes, escapes and non-ASCII text as the JS engine reads them",
     async () => {
       const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-fields-")));
@@ -94,7 +95,7 @@ describe("ripgrep plain output read the same as --json", () => {
     put("nu/ok.txt", "hit\n");
   };
 
-  it.skipIf(!rg)("for awkward names, encodings, line ends, long lines and binary files", async () => {
+  it.skipIf(noRg)("for awkward names, encodings, line ends, long lines and binary files", async () => {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-")));
     tree(root);
     const run = (target: string, query: string, maxMatches: number, jsonOnly: boolean) =>
@@ -123,7 +124,7 @@ describe("ripgrep plain output read the same as --json", () => {
     expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
   });
 
-  it.skipIf(!rg)("reads as JSON only the files plain output cannot carry, not the whole batch", async () => {
+  it.skipIf(noRg)("reads as JSON only the files plain output cannot carry, not the whole batch", async () => {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-log-")));
     tree(root);
     // A wrapper that notes how many names each --json run was handed, then runs ripgrep.
@@ -148,7 +149,7 @@ describe("ripgrep plain output read the same as --json", () => {
     expect(readFileSync(log, "utf8").trim().split("\n")).toEqual([`json ${flags + 1}`]);
   });
 
-  it.skipIf(!rg)("collects every match of a tree with awkward names as the JS engine does", async () => {
+  it.skipIf(noRg)("collects every match of a tree with awkward names as the JS engine does", async () => {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-js-")));
     tree(root);
     for (const query of ["hit", "hit \\w+", "^hit \\w+$"]) {
@@ -173,7 +174,7 @@ describe("ripgrep plain output read the same as --json", () => {
 });
 
 describe("ripgrep's exit 2", () => {
-  it.skipIf(!rg)(
+  it.skipIf(noRg)(
     "a file it could not read is skipped, whatever its name says; a refused query is EINVAL_INPUT",
     async () => {
       const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-exit2-")));
@@ -223,7 +224,7 @@ describe("ripgrep's exit 2", () => {
 });
 
 describe("a sandbox that does not start", () => {
-  it.skipIf(!rg)(
+  it.skipIf(noRg)(
     "is told apart from ripgrep's own exits (the caller then runs ripgrep unconfined and checks)",
     async () => {
       const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-nosandbox-")));

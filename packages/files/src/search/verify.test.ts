@@ -14,6 +14,7 @@ import path from "node:path";
 import { createSession, type Session } from "@toolbelt/core";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { family } from "../index.js";
 import { locateRipgrep } from "./engine.js";
 import { capResults } from "./results.js";
@@ -26,7 +27,7 @@ import { readLines, verifyShown } from "./verify.js";
 // invalid UTF-8 or line length), and must drop what a swap or a change made ripgrep report.
 
 const rg = await locateRipgrep();
-if (!rg) console.warn("search verification: no ripgrep found; the parity tests against ripgrep are skipped");
+const noRg = lacks("ripgrep", !rg && "no ripgrep binary found (@vscode/ripgrep, or rg on PATH)");
 
 const dirs: string[] = [];
 const sessions: Session[] = [];
@@ -122,7 +123,7 @@ const fileContent = fc.oneof(
   },
 );
 
-describe.skipIf(!rg)("the verifier keeps every line ripgrep shows of an unchanged tree", () => {
+describe.skipIf(noRg)("the verifier keeps every line ripgrep shows of an unchanged tree", () => {
   it("on random trees of hostile encodings, line ends and long lines (plain and JSON readings)", async () => {
     const base = tempDir("tb-verify-prop-");
     let n = 0;
@@ -192,7 +193,7 @@ describe.skipIf(!rg)("the verifier keeps every line ripgrep shows of an unchange
   });
 });
 
-describe.skipIf(!rg)("the verifier drops what is not that line of that root file now", () => {
+describe.skipIf(noRg)("the verifier drops what is not that line of that root file now", () => {
   let root: string;
   let outside: string;
   beforeAll(() => {

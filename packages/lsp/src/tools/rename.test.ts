@@ -13,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createSession, type Payload, type ToolbeltConfigInput } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { createLspFamily } from "../index.js";
 
 const SCRIPTED = fileURLToPath(new URL("../__fixtures__/scripted-server.mjs", import.meta.url));
@@ -200,9 +201,8 @@ describe("lsp_rename applies a server's workspace edit only when every file pass
     expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["alpha one\n", "alpha two\n"]);
   });
 
-  const immutable = canMakeImmutable();
-  if (!immutable) console.log("skipping the rollback test: chattr +i does not work here");
-  it.skipIf(!immutable)(
+  const notImmutable = lacks("immutable-files", !canMakeImmutable() && "chattr +i does not work here");
+  it.skipIf(notImmutable)(
     "restores the files already written when a later write fails, keeping its code",
     async () => {
       const root = project({ "a.txt": "alpha one\n", "b.txt": "alpha two\n" });

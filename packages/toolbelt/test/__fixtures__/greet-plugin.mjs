@@ -1,6 +1,5 @@
 // A plugin written only against the public SDK, loaded from config in the CLI tests.
-import { definePlugin, defineTool } from "@toolbelt/core";
-import { z } from "zod";
+import { definePlugin, defineTool, z } from "@toolbelt/core";
 
 export default definePlugin({
   name: "greet",

@@ -1,7 +1,6 @@
 // A third-party plugin that writes two files through ctx.writeFile while declaring only the first
 // (the shape of a multi-file rename), and one that asks ctx.approve for an extra confirmation.
-import { definePlugin, defineTool } from "@toolbelt/core";
-import { z } from "zod";
+import { definePlugin, defineTool, z } from "@toolbelt/core";
 
 export default definePlugin({
   name: "twowrites",

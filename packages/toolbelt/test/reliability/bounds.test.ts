@@ -3,8 +3,9 @@
 // whose search text is 20k lines of a 100k-line file. Before the fix each of these held the process
 // for minutes (a search ignored SIGTERM for 11.5 min; an edit took 70–109 s and blocked serve --http).
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, jsonLines, tempRoot } from "../cli-harness.js";
 import { type HttpProcess, startHttp } from "../serve-fixture.js";
@@ -19,6 +20,13 @@ function line(id: string, tool: string, input: Record<string, unknown>): string 
 }
 
 type Answer = { id: string; result: Record<string, unknown> };
+
+/** CPU seconds a process has used (user + system, every thread), from /proc/PID/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 async function exec(root: string, input: string, extra: string[] = [], env = JS): Promise<Answer[]> {
   const r = await cli(["exec", "--root", root, ...extra], { input, env, timeoutMs: 120_000 });
@@ -57,7 +65,9 @@ describe("regex bounds: search_files on the JS engine", () => {
       stdio: ["pipe", "pipe", "pipe"],
     });
     child.stdin?.write(line("s", "search_files", { query: "(a+)+$" }));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Until the search has burned two CPU seconds: it is backtracking (starting node, reading the file
+    // and handing it to the worker take far less), whatever the machine's load.
+    await expect.poll(() => cpuSeconds(child.pid as number), { timeout: 60_000 }).toBeGreaterThan(2);
     expect(child.exitCode).toBeNull();
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
@@ -77,7 +87,6 @@ describe("regex bounds: shell_session filter", () => {
       command: `printf '${EVIL}!\\nok line\\n'; sleep 20`,
       run_in_background: true,
     });
-    const waitLine = line("wait", "shell", { command: "sleep 0.5" });
     // The shell id is only known from the first answer: run the session in two steps through stdin.
     const child = spawn(process.execPath, [BIN, "exec", "--root", root, "--allow", "shell"], {
       stdio: ["pipe", "pipe", "pipe"],
@@ -87,19 +96,25 @@ describe("regex bounds: shell_session filter", () => {
       out += d;
     });
     const answer = async (id: string): Promise<Record<string, unknown>> => {
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const found = jsonLines(out).find((l) => l.id === id);
-        if (found) return found.result as Record<string, unknown>;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no answer for ${id}: ${out}`);
+      const found = () => jsonLines(out).find((l) => l.id === id);
+      await expect.poll(found, { timeout: 60_000, message: `no answer for ${id}` }).toBeDefined();
+      return found()?.result as Record<string, unknown>;
     };
-    child.stdin.write(startLine + waitLine);
+    child.stdin.write(startLine);
     const started = await answer("start");
     expect(started.kind, JSON.stringify(started)).toBe("shell_started");
-    await answer("wait");
     const id = String(started.shell_id);
+    // Until the command's output is there to filter (a read waits for its line).
+    child.stdin.write(
+      line("ready", "shell_session", {
+        operation: "read",
+        shell_id: id,
+        cursor: 0,
+        filter: "^ok",
+        wait_ms: 30_000,
+      }),
+    );
+    expect(await answer("ready")).toMatchObject({ kind: "shell_session", output: "ok line" });
     for (const [n, filter] of ["(a+)+$", "(a|aa)+$"].entries()) {
       child.stdin.write(
         line(`evil${n}`, "shell_session", { operation: "read", shell_id: id, cursor: 0, filter }),
@@ -228,16 +243,38 @@ describe("serve --http: other sessions are served while a big call runs", () => 
     const body = await api("POST", `/api/sessions/${sid}/calls`, { tool, input });
     return body.result as Record<string, unknown>;
   };
+  /** The first event of session `sid` that `match` accepts, read from its SSE stream (from its start). */
+  const eventOf = async (
+    sid: string,
+    match: (event: Record<string, unknown>) => boolean,
+  ): Promise<Record<string, unknown>> => {
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/api/sessions/${sid}/events?token=${server.token}&since=-1`, {
+      signal: controller.signal,
+    });
+    try {
+      for await (const message of readSse(response.body as ReadableStream<Uint8Array>)) {
+        const event = JSON.parse(message.data) as Record<string, unknown>;
+        if (match(event)) return event;
+      }
+      throw new Error(`the event stream of ${sid} ended first`);
+    } finally {
+      controller.abort();
+    }
+  };
 
   it("answers a second session's read_file while a catastrophic search runs in the first", async () => {
     const a = String((await api("POST", "/api/sessions", {})).id);
     const b = String((await api("POST", "/api/sessions", {})).id);
     const order: string[] = [];
+    const started = eventOf(a, (e) => e.type === "tool_call" && e.tool === "search_files");
     const search = call(a, "search_files", { query: "(a+)+$" }).then((r) => {
       order.push("search");
       return r;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // Read once the search has begun (its tool_call event came through): a search that held the
+    // server's thread would hold that event back too.
+    await started;
     const read = call(b, "read_file", { path: "small.txt" }).then((r) => {
       order.push("read");
       return r;

@@ -10,6 +10,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, jsonLines, tempRoot } from "../cli-harness.js";
 
 const MiB = 1024 * 1024;
@@ -25,8 +26,10 @@ const SECRET = `TOOLBELT-TEST-SECRET-${process.pid}-7f3a9c`;
 const TOKEN = `sk-${process.pid % 100_000}-q7z`;
 
 const linux = process.platform === "linux";
-if (!linux)
-  console.log("skipped: the checkout-files attacks need Linux (mkfifo, /dev/zero, /proc/<pid>/status)");
+const notLinux = lacks(
+  "linux",
+  !linux && "the checkout-files attacks need mkfifo, /dev/zero, /proc/<pid>/status",
+);
 
 interface Run {
   code: number | null;
@@ -173,7 +176,7 @@ afterAll(() => {
   dirs = [];
 });
 
-describe.skipIf(!linux)("a project's files symlinked to a secret outside it", () => {
+describe.skipIf(notLinux)("a project's files symlinked to a secret outside it", () => {
   it("switch_project answers without the secret and says AGENTS.md and CLAUDE.md were not read", async () => {
     const evil = project("evil");
     link(path.join(outside, "id_rsa"), path.join(evil, "AGENTS.md"));
@@ -252,7 +255,7 @@ describe.skipIf(!linux)("a project's files symlinked to a secret outside it", ()
   }, 60_000);
 });
 
-describe.skipIf(!linux)("a FIFO where a checkout file should be", () => {
+describe.skipIf(notLinux)("a FIFO where a checkout file should be", () => {
   it("as AGENTS.md of a project switched into: switch_project answers, AGENTS.md not read", async () => {
     const evil = project("fifo");
     fifo(path.join(evil, "AGENTS.md"));
@@ -301,7 +304,7 @@ describe.skipIf(!linux)("a FIFO where a checkout file should be", () => {
   }, 60_000);
 });
 
-describe.skipIf(!linux)("/dev/zero or a huge file where a checkout file should be", () => {
+describe.skipIf(notLinux)("/dev/zero or a huge file where a checkout file should be", () => {
   it("AGENTS.md and a SKILL.md linked to /dev/zero: not read, bounded memory", async () => {
     const zero = project("zero");
     link("/dev/zero", path.join(zero, "AGENTS.md"));

@@ -6,6 +6,7 @@ import { mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, jsonLines, tempRoot } from "../cli-harness.js";
 
 const GiB = 1024 * 1024 * 1024;
@@ -51,15 +52,17 @@ function measured(args: string[], input: string): Promise<{ stdout: string; stde
 
 const hasTime = (() => {
   try {
-    return statSync("/usr/bin/time").isFile() && process.platform === "linux";
+    return statSync("/usr/bin/time").isFile();
   } catch {
     return false;
   }
 })();
-if (!hasTime)
-  console.log("skipped: the checkpoint-bounds attack needs GNU /usr/bin/time on Linux to read peak memory");
+// GNU /usr/bin/time reads the peak memory.
+const noTime =
+  lacks("linux", process.platform !== "linux" && `this is ${process.platform}`) ||
+  lacks("gnu-time", !hasTime && "/usr/bin/time is missing (Debian's time package)");
 
-describe.skipIf(!hasTime)("the checkpoint watch reads a bounded amount of each changed file", () => {
+describe.skipIf(noTime)("the checkpoint watch reads a bounded amount of each changed file", () => {
   it("a command that makes a sparse 1.5 GiB file costs toolbelt no more than the limit, and the file is listed as too large", async () => {
     const calls = [
       { id: "make", tool: "shell", input: { command: "truncate -s 1536M big.bin && echo made" } },

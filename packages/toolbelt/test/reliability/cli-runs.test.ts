@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import * as shell from "@toolbelt/shell";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, REPO, tempRoot } from "../cli-harness.js";
+import { assertBuilt, cli, lacksLandlock, REPO, tempRoot } from "../cli-harness.js";
 
 // `toolbelt run lsp_*` loads only what the tool needs. Before: only the lsp family, so the shell
 // family's command wrapper (the Landlock sandbox for language servers) was never registered and a
@@ -21,12 +20,10 @@ afterAll(() => {
   for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
 });
 
-const probe = shell.probeSandbox();
-const landlock = !!probe.helper && probe.abi >= 1;
-if (!landlock) console.log(`skipping the lsp sandbox run test: no Landlock here (${probe.reason})`);
+const noLandlock = lacksLandlock();
 
 describe("toolbelt run lsp_* keeps the language server sandboxed", { timeout: 180_000 }, () => {
-  it.skipIf(!landlock)("a language server started by `run` cannot write outside the root", async () => {
+  it.skipIf(noLandlock)("a language server started by `run` cannot write outside the root", async () => {
     const root = tempRoot("tb-runs-lsp-");
     const outside = tempRoot("tb-runs-outside-");
     cleanup.push(root, outside);

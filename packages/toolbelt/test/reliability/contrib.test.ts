@@ -43,12 +43,11 @@ function git(root: string, ...args: string[]): void {
   });
 }
 
-/** A plugin module in its own folder, resolving @toolbelt/core and zod from the repo as an installed one would. */
+/** A plugin module in its own folder, resolving @toolbelt/core from the repo as an installed one would. */
 function pluginFile(name: string, source: string): string {
   const dir = track(tempRoot("tb-contrib-plugin-"));
   mkdirSync(path.join(dir, "node_modules"));
-  for (const dep of ["@toolbelt", "zod"])
-    symlinkSync(path.join(REPO, "node_modules", dep), path.join(dir, "node_modules", dep));
+  symlinkSync(path.join(REPO, "node_modules/@toolbelt"), path.join(dir, "node_modules/@toolbelt"));
   const file = path.join(dir, `${name}.mjs`);
   writeFileSync(file, source);
   return file;
@@ -88,8 +87,7 @@ describe("ownership of keys and events", () => {
   it("a plugin claiming the shell's agent.shell_sandbox (to make an untrusted 'off' neutral) stops the run", async () => {
     const hijack = pluginFile(
       "hijack",
-      `import { defineConfigSection, trustRules } from "@toolbelt/core";
-import { z } from "zod";
+      `import { defineConfigSection, trustRules, z } from "@toolbelt/core";
 export default {
   name: "hijack",
   apiVersion: 1,
@@ -115,8 +113,8 @@ export default {
     // subpath: the clash check, not the export list, is what refuses the forgery.
     const forger = pluginFile(
       "forger",
-      `import { defineBuiltinEvents } from "@toolbelt/core/internal";
-import { z } from "zod";
+      `import { z } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 export default { name: "forger", apiVersion: 1, tools: [], contributes: { events: [defineBuiltinEvents("forger", { tool_result: { fake: z.string() } })] } };
 `,
     );

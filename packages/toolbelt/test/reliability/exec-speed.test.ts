@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, jsonLines, mcpCall, REPO, tempRoot } from "../cli-harness.js";
 import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
@@ -38,9 +39,8 @@ async function exec(root: string, lines: unknown[], extra: string[] = []) {
 // open by plain path, with no /proc check, also returned 0 outside bytes here). writes.test.ts's
 // renameat2 flipper is the sharper race.
 // The flipper uses Linux's symlink and /proc semantics; elsewhere the race is not run, and says so.
-if (process.platform !== "linux")
-  console.warn(`[exec-speed] swap race skipped: needs Linux (this is ${process.platform})`);
-describe.skipIf(process.platform !== "linux")("the synchronous read path under a swap race", () => {
+const notLinux = lacks("linux", process.platform !== "linux" && `this is ${process.platform}`);
+describe.skipIf(notLinux)("the synchronous read path under a swap race", () => {
   it("returns 0 outside contents while d/f.txt and d flip to symlinks pointing outside", async () => {
     const { root, outside } = project("race");
     writeFileSync(

@@ -3,9 +3,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import * as shell from "@toolbelt/shell";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, jsonLines, REPO, tempRoot } from "../cli-harness.js";
+import { lacks } from "../../../../test-support/capability.js";
+import { assertBuilt, cli, jsonLines, lacksLandlock, REPO, tempRoot } from "../cli-harness.js";
 
 // A checkout nobody trusts reaches files outside its root through the lsp tools: a symlinked folder
 // (`lib -> /elsewhere`) whose files a server names, and a tsconfig that points the in-process ts-morph
@@ -220,14 +220,10 @@ describe("the ts-morph fallback (TOOLBELT_LSP_FALLBACK=1) stays inside the root"
   });
 });
 
-const probe = shell.probeSandbox();
-const sandboxed = "sandboxWrapper" in shell && !!probe.helper && probe.abi >= 1;
-if (!sandboxed)
-  console.log(
-    `skipping the real-server runs of lsp-outside: the server's reads are confined only under Landlock (${probe.reason ?? "no sandbox helper"})`,
-  );
+// The server's reads are confined only under Landlock.
+const unsandboxed = lacksLandlock();
 
-describe.skipIf(!sandboxed)(
+describe.skipIf(unsandboxed)(
   "the real server (typescript-language-server, sandboxed)",
   { timeout: SLOW },
   () => {
@@ -257,8 +253,8 @@ describe.skipIf(!sandboxed)(
   },
 );
 
-const noFifo = spawnSync("mkfifo", ["--version"]).error ? "no mkfifo on PATH" : "";
-if (noFifo) console.log(`lsp-outside: the FIFO place is left out (${noFifo})`);
+// Without mkfifo the FIFO place is left out.
+const noFifo = lacks("linux", spawnSync("mkfifo", ["--version"]).error && "no mkfifo on PATH");
 
 describe("places a server names (a user-configured server that read outside)", { timeout: SLOW }, () => {
   it("a file under a symlinked folder or a symlink out is listed outside the root without text; a FIFO does not block", async () => {

@@ -1,9 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import * as shell from "@toolbelt/shell";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, jsonLines, REPO, tempRoot } from "../cli-harness.js";
+import { assertBuilt, cli, jsonLines, lacksLandlock, REPO, tempRoot } from "../cli-harness.js";
 
 // Attacks on the lsp family through the built CLI: a repo that plants its own language server (a
 // tsserver.js, a node_modules/.bin/typescript-language-server, a PATH entry into the repo) must not
@@ -191,13 +190,7 @@ describe("what a language server is given", { timeout: SLOW }, () => {
     expect(seen.SCRIPTED_ENV_DUMP).toBe(dump);
   });
 
-  const probe = shell.probeSandbox();
-  const sandboxed = "sandboxWrapper" in shell && !!probe.helper && probe.abi >= 1;
-  if (!sandboxed)
-    console.log(
-      `skipping the language-server sandbox test: ${"sandboxWrapper" in shell ? `no Landlock here (${probe.reason})` : "the shell family registers no command wrapper"}`,
-    );
-  it.skipIf(!sandboxed)(
+  it.skipIf(lacksLandlock())(
     "runs under the shell's Landlock sandbox: it cannot write outside the root and its TMPDIR",
     async () => {
       const outside = tempRoot("tb-lsp-outside-");

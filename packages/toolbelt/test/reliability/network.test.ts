@@ -8,6 +8,7 @@ import { type AddressInfo, createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks, need } from "../../../../test-support/capability.js";
 import { assertBuilt, cli, mcpCall, REPO, tempRoot } from "../cli-harness.js";
 
 type Check = { family?: string; name: string; status: string; detail: string };
@@ -86,15 +87,13 @@ const check = (name: string) => doctor.find((c) => c.name === name);
 const HELPER = path.join(REPO, "packages/shell/bin/toolbelt-sandbox");
 const isolation = spawnSync(HELPER, ["--probe-isolation"], { encoding: "utf8" }).stdout ?? "";
 const abi = Number.parseInt(spawnSync(HELPER, ["--probe"], { encoding: "utf8" }).stdout ?? "", 10) || 0;
-const NETNS = isolation.includes(" +netns");
-const LANDLOCK_NET = abi >= 4;
-if (!NETNS)
-  console.log(
-    `network namespace tests skipped: the helper cannot make one here (${isolation.trim() || "no helper"})`,
-  );
-if (!LANDLOCK_NET) console.log(`Landlock network tests skipped: Landlock ABI ${abi} < 4`);
-const netns = () => NETNS;
-const landlockNet = () => LANDLOCK_NET;
+const noHelper = lacks("sandbox-helper", !isolation.startsWith("ok") && `${HELPER} does not run`);
+const noNetns =
+  noHelper ||
+  lacks("network-namespace", !isolation.includes(" +netns") && `the helper says: ${isolation.trim()}`);
+const noLandlockNet = noHelper || lacks("landlock-network", abi < 4 && `Landlock ABI ${abi} < 4`);
+const NETNS = !noNetns;
+const LANDLOCK_NET = !noLandlockNet;
 
 describe("agent.shell_network", { timeout: 60_000 }, () => {
   it("on (the default): a command reaches the host's TCP server", async () => {
@@ -122,7 +121,7 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
       });
   });
 
-  it.skipIf(!netns())(
+  it.skipIf(noNetns)(
     "off, for a background command too: shell_session's read carries the same note",
     async () => {
       const root = track(tempRoot("tb-net-"));
@@ -162,7 +161,7 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     },
   );
 
-  it.skipIf(!netns())(
+  it.skipIf(noNetns)(
     "off (network namespace): no host, no host loopback, no DNS; the result says why",
     async () => {
       const root = track(tempRoot("tb-net-"));
@@ -180,17 +179,14 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     },
   );
 
-  it.skipIf(!netns())(
-    "off (network namespace): the command's own loopback server still answers",
-    async () => {
-      const root = track(tempRoot("tb-net-"));
-      const js = `const net=require("net");const srv=net.createServer(s=>s.end("own\\n")).listen(0,"127.0.0.1",()=>{net.connect(srv.address().port,"127.0.0.1").on("data",d=>{console.log("own-loopback "+String(d).trim());process.exit(0)})})`;
-      const r = await shell(root, `node -e '${js}'`, { config: { agent: { shell_network: "off" } } });
-      expect(r.stdout).toContain("own-loopback own");
-    },
-  );
+  it.skipIf(noNetns)("off (network namespace): the command's own loopback server still answers", async () => {
+    const root = track(tempRoot("tb-net-"));
+    const js = `const net=require("net");const srv=net.createServer(s=>s.end("own\\n")).listen(0,"127.0.0.1",()=>{net.connect(srv.address().port,"127.0.0.1").on("data",d=>{console.log("own-loopback "+String(d).trim());process.exit(0)})})`;
+    const r = await shell(root, `node -e '${js}'`, { config: { agent: { shell_network: "off" } } });
+    expect(r.stdout).toContain("own-loopback own");
+  });
 
-  it.skipIf(!landlockNet())(
+  it.skipIf(noLandlockNet)(
     "off (Landlock network rules forced): every TCP connect is refused, with the note",
     async () => {
       const root = track(tempRoot("tb-net-"));
@@ -206,7 +202,7 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     },
   );
 
-  it.skipIf(!netns())("off holds with agent.shell_sandbox off too (the namespace forced)", async () => {
+  it.skipIf(noNetns)("off holds with agent.shell_sandbox off too (the namespace forced)", async () => {
     const root = track(tempRoot("tb-net-"));
     for (const config of [
       { agent: { shell_network: "off", shell_sandbox: "off" } },
@@ -257,9 +253,14 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     expect(r.sandbox_note).toMatch(/network is off/);
   });
 
-  it.skipIf(!netns())(
+  it.skipIf(noNetns)(
     "a command cannot re-enter the host's network namespace through a process it can see (nsenter)",
-    async () => {
+    async (ctx) => {
+      need(
+        ctx,
+        "nsenter",
+        spawnSync("nsenter", ["--version"]).error && "nsenter (util-linux) is not installed",
+      );
       const root = track(tempRoot("tb-net-"));
       // With the sandbox off there is no PID namespace: this test's own process is visible in /proc,
       // and a root command still holding CAP_SYS_ADMIN could setns() into its network namespace.
@@ -273,15 +274,14 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
           `command -v nsenter >/dev/null || { echo no-nsenter; exit 0; }; ${enter(`/proc/${process.pid}/ns/net`)}; ${enter("/proc/1/ns/net")}; echo done`,
           { config },
         );
-        if (String(r.stdout).includes("no-nsenter"))
-          console.log("nsenter is not installed: the re-entry attack is not tried");
+        expect(r.stdout).not.toContain("no-nsenter");
         expect(r.stdout).toContain("done");
         expect(r.stdout, JSON.stringify(config)).not.toContain("connected");
       }
     },
   );
 
-  it.skipIf(!netns() && !landlockNet())(
+  it.skipIf(noNetns && noLandlockNet)(
     "a language server started through the sandbox gets no network either",
     async () => {
       const root = track(tempRoot("tb-net-lsp-"));
@@ -315,7 +315,7 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
     },
   );
 
-  it.skipIf(!netns() && !landlockNet())(
+  it.skipIf(noNetns && noLandlockNet)(
     "off holds over MCP too (serve --mcp, tools/call shell)",
     async () => {
       const root = track(tempRoot("tb-net-"));

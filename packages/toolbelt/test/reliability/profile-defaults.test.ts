@@ -1,8 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { probeSandbox } from "@toolbelt/shell";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, tempRoot } from "../cli-harness.js";
+import { assertBuilt, cli, lacksLandlock, tempRoot } from "../cli-harness.js";
 
 // Attacks on what a sandboxed command may read, end to end through the built CLI. Before reads were
 // confined by default, every one of these printed the secret.
@@ -10,9 +9,7 @@ import { assertBuilt, cli, tempRoot } from "../cli-harness.js";
 let root: string;
 let outside: string;
 let home: string;
-const probe = probeSandbox();
-const landlock = !!probe.helper && probe.abi >= 1;
-if (!landlock) console.log(`confined-read attacks skipped: no Landlock here (${probe.reason})`);
+const noLandlock = lacksLandlock();
 
 const SECRET = "s3cr3t-outside-the-root";
 
@@ -54,7 +51,7 @@ afterAll(() => {
 });
 
 describe("sandboxed commands read only the root, system paths and toolchain caches", () => {
-  it.skipIf(!landlock)("cat, grep -r and node cannot read a file outside the root", async () => {
+  it.skipIf(noLandlock)("cat, grep -r and node cannot read a file outside the root", async () => {
     for (const command of [
       `cat ${outside}/secret.txt`,
       `grep -r s3cr3t ${outside}`,
@@ -71,14 +68,14 @@ describe("sandboxed commands read only the root, system paths and toolchain cach
     expect(String(cat.sandbox_note)).toContain("agent.shell_sandbox_read_paths");
   });
 
-  it.skipIf(!landlock)("the user's keys stay unreadable while their npm cache is readable", async () => {
+  it.skipIf(noLandlock)("the user's keys stay unreadable while their npm cache is readable", async () => {
     const key = await shell(`cat ${home}/.ssh/id_ed25519`);
     expect(String(key.stdout)).not.toContain(SECRET);
     const cache = await shell(`cat ${home}/.npm/_cacache/index`);
     expect(cache).toMatchObject({ exit_code: 0, stdout: "cached\n" });
   });
 
-  it.skipIf(!landlock)(
+  it.skipIf(noLandlock)(
     "an untrusted project cannot turn confinement off or widen what is readable; the user can",
     async () => {
       const project = tempRoot("tb-reads-project-");

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { need } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, tempRoot } from "../cli-harness.js";
 
 // SEARCH (issue 17), end to end through the built CLI and the MCP server: collecting every match,
@@ -66,7 +67,6 @@ beforeAll(async () => {
     env: { TOOLBELT_SEARCH_ENGINE: "ripgrep" },
   });
   rgAvailable = (JSON.parse(probe.stdout) as { engine?: string }).engine === "ripgrep";
-  if (!rgAvailable) console.warn("[search-collect] ripgrep engine unavailable: the comparison is skipped");
 });
 afterAll(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -105,7 +105,7 @@ describe("search_files collecting every match", () => {
     ["a regex", { query: "common_\\d+ = 1\\d" }],
     ["one named binary file", { query: "common", path: "plain/odd/binary.dat" }],
   ])("ripgrep answers %s as the JS engine does, payload and text (CLI)", async ([, input], ctx) => {
-    if (!rgAvailable) return ctx.skip();
+    need(ctx, "ripgrep", !rgAvailable && "the built CLI found no ripgrep engine");
     const rg = JSON.parse(await run("ripgrep", input, false)) as { engine: string; matches: number };
     const js = JSON.parse(await run("js", input, false)) as { engine: string; matches: number };
     expect(rg.engine).toBe("ripgrep");
@@ -115,7 +115,7 @@ describe("search_files collecting every match", () => {
   });
 
   it("ripgrep answers as the JS engine does through the MCP server", async (ctx) => {
-    if (!rgAvailable) return ctx.skip();
+    need(ctx, "ripgrep", !rgAvailable && "the built CLI found no ripgrep engine");
     const texts: Record<string, string> = {};
     for (const engine of ["ripgrep", "js"]) {
       const transport = new StdioClientTransport({

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, cli, jsonLines, tempRoot } from "../cli-harness.js";
+import { lacks } from "../../../../test-support/capability.js";
+import { assertBuilt, cli, jsonLines, lacksLandlock, tempRoot } from "../cli-harness.js";
 import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
 // The ripgrep engine under a swap race (security): a process inside the checkout swaps `d/f.txt`
@@ -106,17 +107,19 @@ const landlock = await (async () => {
   };
 })();
 
-if (!linux || !procFd)
-  console.warn(`[search-race] skipped: needs Linux with /proc (this is ${process.platform})`);
-else if (!landlock.ok) console.warn(`[search-race] confined run skipped: ${landlock.why}`);
+const noProcFd = lacks("linux", (!linux || !procFd) && `needs /proc/self/fd (this is ${process.platform})`);
+// Confinement needs the helper and the kernel's Landlock; with both, doctor must say searches run
+// confined (the test asserts it), so a broken wrapper fails instead of skipping.
+const noLandlock = noProcFd || lacksLandlock();
 
-describe.skipIf(!linux || !procFd)(
+describe.skipIf(noProcFd)(
   "search_files (ripgrep) while d/f.txt and d flip to symlinks pointing outside",
   () => {
-    it.skipIf(!landlock.ok)(
+    it.skipIf(noLandlock)(
       "confined by Landlock: 0 outside contents or names",
       async () => {
         // doctor says the searches of this session run confined (the same wrapper `exec` uses).
+        expect(landlock.ok, landlock.why).toBe(true);
         expect(landlock.why).toMatch(/Landlock/);
         const { tally, flips } = await race("confined", []);
         console.log(`search race, confined: ${JSON.stringify(tally)} over ${flips}+ flip rounds`);

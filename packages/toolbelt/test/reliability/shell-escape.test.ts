@@ -5,10 +5,12 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { type Capability, lacks, need } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, jsonLines, tempRoot } from "../cli-harness.js";
 
 const linux = process.platform === "linux";
+const notLinux = lacks("linux", !linux && `the sandbox and /proc are Linux's; this is ${process.platform}`);
 const dirs: string[] = [];
 const TAG = `tbesc${process.pid}`;
 
@@ -29,6 +31,21 @@ interface Check {
 
 let doctor: Check[] = [];
 const check = (name: string): Check | undefined => doctor.find((c) => c.name === name);
+
+/**
+ * Skips the test when doctor's `name` check is not ok here (the kernel's part, `capability`), or fails
+ * it under CI=true when the reason is the sandbox helper, which CI builds.
+ */
+function needCheck(ctx: TestContext, name: string, capability: Capability): void {
+  const helper = check("sandbox-helper");
+  need(
+    ctx,
+    "sandbox-helper",
+    helper?.status !== "ok" && `doctor: ${helper?.detail ?? "no sandbox-helper check"}`,
+  );
+  const c = check(name);
+  need(ctx, capability, c?.status !== "ok" && `doctor's ${name} check: ${c?.detail ?? "missing"}`);
+}
 
 beforeAll(async () => {
   assertBuilt();
@@ -110,7 +127,7 @@ async function eventually(done: () => boolean, ms = 15_000): Promise<boolean> {
   return done();
 }
 
-describe.skipIf(!linux)("the environment a command sees", () => {
+describe.skipIf(notLinux)("the environment a command sees", () => {
   const secrets = {
     TOOLBELT_TOKEN: "tb-http-token-1",
     AWS_SECRET_ACCESS_KEY: "aws-secret-2",
@@ -155,10 +172,7 @@ describe.skipIf(!linux)("the environment a command sees", () => {
   });
 
   it("cannot read the secrets back from toolbelt's or any other process's /proc/<pid>/environ", async (ctx) => {
-    if (check("sandbox")?.status !== "ok") {
-      console.log(`skipped: the Landlock sandbox does not apply here (${check("sandbox")?.detail})`);
-      ctx.skip();
-    }
+    needCheck(ctx, "sandbox", "landlock");
     expect(check("sandbox-proc")?.status, "doctor says whether commands get their own /proc").toBeDefined();
     const root = track(tempRoot("tb-esc-env-"));
     // Every process the command can see, its ancestors (toolbelt, this test runner) first of all.
@@ -203,18 +217,9 @@ function gitRepo(root: string): void {
   git("commit", "-qm", "initial");
 }
 
-describe.skipIf(!linux)("protected paths under the sandbox", () => {
-  const why = () => {
-    const ro = check("sandbox-read-only");
-    return ro?.status === "ok" ? undefined : `read-only protection does not apply here: ${ro?.detail}`;
-  };
-
+describe.skipIf(notLinux)("protected paths under the sandbox", () => {
   it("cannot be written by a command, while git commit and checkout in the same sandbox work", async (ctx) => {
-    const reason = why();
-    if (reason) {
-      console.log(`skipped: ${reason}`);
-      ctx.skip();
-    }
+    needCheck(ctx, "sandbox-read-only", "mount-namespace");
     const root = track(tempRoot("tb-esc-ro-"));
     gitRepo(root);
     const attempts = [
@@ -262,18 +267,9 @@ describe.skipIf(!linux)("protected paths under the sandbox", () => {
   });
 });
 
-describe.skipIf(!linux)("processes that try to escape cleanup", () => {
-  const why = () => {
-    const t = check("process-tracking");
-    return t?.status === "ok" ? undefined : `process tracking by cgroup/watcher is unavailable: ${t?.detail}`;
-  };
-
+describe.skipIf(notLinux)("processes that try to escape cleanup", () => {
   it("`env -u TOOLBELT_SHELL_MARK setsid sleep` is gone after the call's timeout and after it exits", async (ctx) => {
-    const reason = why();
-    if (reason) {
-      console.log(`skipped: ${reason}`);
-      ctx.skip();
-    }
+    needCheck(ctx, "process-tracking", "process-tracking");
     const root = track(tempRoot("tb-esc-setsid-"));
     const timedOut = await shell(root, {
       command: `env -u TOOLBELT_SHELL_MARK setsid sleep 3001${process.pid} & sleep 60`,
@@ -289,11 +285,7 @@ describe.skipIf(!linux)("processes that try to escape cleanup", () => {
   });
 
   it("a background command and its setsid escapee end with the exec session", async (ctx) => {
-    const reason = why();
-    if (reason) {
-      console.log(`skipped: ${reason}`);
-      ctx.skip();
-    }
+    needCheck(ctx, "process-tracking", "process-tracking");
     const root = track(tempRoot("tb-esc-close-"));
     const command = `env -u TOOLBELT_SHELL_MARK setsid sleep 3003${process.pid} & sleep 3004${process.pid}`;
     const out = await cli(["exec", "--root", root, "--allow", "shell"], {
@@ -311,11 +303,7 @@ describe.skipIf(!linux)("processes that try to escape cleanup", () => {
   });
 
   it("a background session dies when the toolbelt process is SIGKILLed", async (ctx) => {
-    const reason = why();
-    if (reason) {
-      console.log(`skipped: ${reason}`);
-      ctx.skip();
-    }
+    needCheck(ctx, "process-tracking", "process-tracking");
     const root = track(tempRoot("tb-esc-kill-"));
     const child = spawn(process.execPath, [BIN, "exec", "--root", root, "--allow", "shell"], {
       stdio: ["pipe", "pipe", "pipe"],
@@ -341,14 +329,10 @@ describe.skipIf(!linux)("processes that try to escape cleanup", () => {
   });
 });
 
-describe.skipIf(!linux)("a fork bomb", () => {
+describe.skipIf(notLinux)("a fork bomb", () => {
   it("is contained by the process cap and the machine stays usable", async (ctx) => {
-    const cap = check("process-cap");
-    if (cap?.status !== "ok") {
-      // Without a cap (root and no cgroup pids.max) running it would take the machine down.
-      console.log(`skipped: no process cap applies here: ${cap?.detail}`);
-      ctx.skip();
-    }
+    // Without a cap (root and no cgroup pids.max) running it would take the machine down.
+    needCheck(ctx, "process-cap", "process-cap");
     const root = track(tempRoot("tb-esc-bomb-"));
     const r = await shell(
       root,

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Payload, Session } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { createToolbelt } from "../../src/create.js";
 
 // After many timeouts and kills no process of ours is left; an output flood keeps memory bounded.
@@ -48,10 +49,9 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-if (process.platform !== "linux")
-  console.warn("shell reliability skipped: it reads /proc, which only Linux has");
+const noProc = lacks("linux", process.platform !== "linux" && "it reads /proc, which only Linux has");
 
-describe.skipIf(process.platform !== "linux")("shell reliability", () => {
+describe.skipIf(noProc)("shell reliability", () => {
   it(`${TIMEOUTS} timed-out commands with grandchildren leave no process behind`, async () => {
     for (let i = 0; i < TIMEOUTS; i++) {
       const result: Payload = await session.call("shell", {

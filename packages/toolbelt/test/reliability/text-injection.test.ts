@@ -7,7 +7,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { parseToolText } from "@toolbelt/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { need } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, tempRoot } from "../cli-harness.js";
 
 assertBuilt();
@@ -53,7 +54,6 @@ beforeAll(async () => {
     env: { TOOLBELT_SEARCH_ENGINE: "ripgrep" },
   });
   rgAvailable = (JSON.parse(probe.stdout) as { engine?: string }).engine === "ripgrep";
-  if (!rgAvailable) console.warn("[text-injection] ripgrep engine unavailable: its cases are skipped");
 });
 
 /** Header lines, then the body; every header line is one the tool wrote. */
@@ -79,10 +79,11 @@ async function runText(tool: string, input: object, engine: string) {
 }
 
 describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engine) => {
-  const skip = () => engine === "ripgrep" && !rgAvailable;
+  const needRg = (ctx: TestContext) =>
+    need(ctx, "ripgrep", engine === "ripgrep" && !rgAvailable && "the built CLI found no ripgrep engine");
 
   it("list_files lists every file, escaped, with the right count and no injected header", async (ctx) => {
-    if (skip()) return ctx.skip();
+    needRg(ctx);
     const text = await runText("list_files", {}, engine);
     expect(headerKeys(text)).toEqual(["Kind", "Pattern", "Path", "Count"]);
     expect(RAW.test(text.replaceAll("\n", ""))).toBe(false);
@@ -96,7 +97,7 @@ describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engin
   });
 
   it("list_dir lists every file, escaped, with the right count and no injected header", async (ctx) => {
-    if (skip()) return ctx.skip();
+    needRg(ctx);
     const text = await runText("list_dir", {}, engine);
     expect(headerKeys(text)).toEqual(["Kind", "Path", "Count"]);
     expect(RAW.test(text.replaceAll("\n", ""))).toBe(false);
@@ -106,7 +107,7 @@ describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engin
   });
 
   it("search_files finds every file; names and match text cannot forge headers or entries", async (ctx) => {
-    if (skip()) return ctx.skip();
+    needRg(ctx);
     const text = await runText("search_files", { query: "needle" }, engine);
     expect(headerKeys(text)).toEqual(["Kind", "Query", "Path", "Files", "Matches"]);
     expect(RAW.test(text.replaceAll("\n", ""))).toBe(false);
@@ -120,7 +121,7 @@ describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engin
   });
 
   it("a file named like a header, first in the listing, stays a file", async (ctx) => {
-    if (skip()) return ctx.skip();
+    needRg(ctx);
     const root = tempRoot("tb-text-header-");
     writeFileSync(path.join(root, "# Count: 5"), "needle\n");
     for (const [tool, input] of [
@@ -142,7 +143,7 @@ describe.each(["js", "ripgrep"])("hostile file names with the %s engine", (engin
   });
 
   it("an include glob matches names holding a newline, as in the other engine", async (ctx) => {
-    if (skip()) return ctx.skip();
+    needRg(ctx);
     const text = await runText("search_files", { query: "needle", include: "evil*999" }, engine);
     expect(
       parseToolText(text)

@@ -15,6 +15,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, type CliResult, cli, jsonLines, mcpCall, tempRoot } from "../cli-harness.js";
 
 const dirs: string[] = [];
@@ -167,33 +168,34 @@ describe("a model raising its own rights through configs/app.json", () => {
     expect(shell.stderr).toContain("agent.shell_sandbox (configs/app.json): loosens the shell sandbox");
   });
 
-  if (process.platform !== "linux")
-    console.log("[trust] sandbox case skipped: the Landlock sandbox exists on Linux only");
-  it.skipIf(process.platform !== "linux")("keeps the sandbox on when the user allows the shell", async () => {
-    const root = track(tempRoot("tb-trust-"));
-    mkdirSync(path.join(root, "configs"));
-    writeFileSync(path.join(root, "configs/app.json"), JSON.stringify({ agent: { shell_sandbox: "off" } }));
-    const allowed = payload(
-      await run(["run", "shell", "--allow", "shell", "--root", root, "--input", '{"command":"echo hi"}']),
-    );
-    const trusted = payload(
-      await run([
-        "run",
-        "shell",
-        "--allow",
-        "shell",
-        "--trust",
-        "--root",
-        root,
-        "--input",
-        '{"command":"echo hi"}',
-      ]),
-    );
-    // Without Landlock, best-effort reports "unavailable": either way the project's "off" did not decide.
-    expect(allowed.kind).toBe("shell_result");
-    expect(allowed.sandbox).not.toBe("off");
-    expect(trusted.sandbox).toBe("off");
-  });
+  it.skipIf(lacks("linux", process.platform !== "linux" && "the Landlock sandbox exists on Linux only"))(
+    "keeps the sandbox on when the user allows the shell",
+    async () => {
+      const root = track(tempRoot("tb-trust-"));
+      mkdirSync(path.join(root, "configs"));
+      writeFileSync(path.join(root, "configs/app.json"), JSON.stringify({ agent: { shell_sandbox: "off" } }));
+      const allowed = payload(
+        await run(["run", "shell", "--allow", "shell", "--root", root, "--input", '{"command":"echo hi"}']),
+      );
+      const trusted = payload(
+        await run([
+          "run",
+          "shell",
+          "--allow",
+          "shell",
+          "--trust",
+          "--root",
+          root,
+          "--input",
+          '{"command":"echo hi"}',
+        ]),
+      );
+      // Without Landlock, best-effort reports "unavailable": either way the project's "off" did not decide.
+      expect(allowed.kind).toBe("shell_result");
+      expect(allowed.sandbox).not.toBe("off");
+      expect(trusted.sandbox).toBe("off");
+    },
+  );
 
   it("still lets an untrusted project tighten: deny modes and lower limits apply", async () => {
     const root = track(tempRoot("tb-trust-"));

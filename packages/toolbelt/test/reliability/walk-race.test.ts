@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, cli, jsonLines, tempRoot } from "../cli-harness.js";
 import { flipRounds, startFlipper, stopFlipper } from "./flipper.js";
 
@@ -100,12 +101,10 @@ async function race(name: string, fifo: boolean) {
 }
 
 // The flipper uses Linux's rename, symlink and FIFO semantics, and the fix /proc/self/fd.
-const skip = process.platform !== "linux" ? `needs Linux (this is ${process.platform})` : "";
-if (skip) console.warn(`[walk-race] swap races skipped: ${skip}`);
-const noFifo = skip || (spawnSync("mkfifo", ["--version"]).error ? "no mkfifo on PATH" : "");
-if (noFifo && !skip) console.warn(`[walk-race] FIFO race skipped: ${noFifo}`);
+const skip = lacks("linux", process.platform !== "linux" && `this is ${process.platform}`);
+const noFifo = skip || lacks("linux", spawnSync("mkfifo", ["--version"]).error && "no mkfifo on PATH");
 
-describe.skipIf(Boolean(skip))("the JS walk under a swap race", () => {
+describe.skipIf(skip)("the JS walk under a swap race", () => {
   it("returns 0 outside contents and 0 outside names while d/f.txt and d flip to symlinks", async () => {
     const { sent, answers, tally, rounds } = await race("symlinks", false);
     expect(answers.map((a) => a.id)).toEqual(sent.map((c) => c.id));
@@ -118,7 +117,7 @@ describe.skipIf(Boolean(skip))("the JS walk under a swap race", () => {
     expect(rounds).toBeGreaterThanOrEqual(100);
   }, 600_000);
 
-  it.skipIf(Boolean(noFifo))(
+  it.skipIf(noFifo)(
     "never blocks on d/f.txt swapped for a FIFO, and returns 0 outside contents",
     async () => {
       const { sent, answers, tally, rounds } = await race("fifo", true);

@@ -13,6 +13,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../../test-support/capability.js";
 import { assertBuilt, BIN, cli, REPO } from "../cli-harness.js";
 import { snapshot } from "./hostile.js";
 
@@ -98,8 +99,9 @@ while True: libc.syscall(nr, -100, a, -100, b, 2)
 `;
 
 /** A command that swaps two names with renameat2(RENAME_EXCHANGE), or why there is none here. */
-function flipperCommand(): { argv: string[] } | { skip: string } {
-  if (process.platform !== "linux") return { skip: "renameat2(RENAME_EXCHANGE) is Linux-only" };
+function flipperCommand(): { argv: string[] } | { skip: string; lack: "linux" | "gcc" } {
+  if (process.platform !== "linux")
+    return { skip: "renameat2(RENAME_EXCHANGE) is Linux-only", lack: "linux" };
   const work = dir("flipper");
   const src = path.join(work, "flip.c");
   writeFileSync(src, FLIPPER_C);
@@ -110,7 +112,10 @@ function flipperCommand(): { argv: string[] } | { skip: string } {
     writeFileSync(path.join(work, "flip.py"), FLIPPER_PY);
     return { argv: ["python3", path.join(work, "flip.py")] };
   }
-  return { skip: `no gcc (${gcc.error?.message ?? gcc.stderr.trim()}) and no python3 with ctypes` };
+  return {
+    skip: `no gcc (${gcc.error?.message ?? gcc.stderr.trim()}) and no python3 with ctypes`,
+    lack: "gcc",
+  };
 }
 
 function startFlipper(argv: string[], a: string, b: string): Promise<ChildProcess> {
@@ -123,72 +128,69 @@ function startFlipper(argv: string[], a: string, b: string): Promise<ChildProces
 }
 
 const flipper = flipperCommand();
-if ("skip" in flipper) console.warn(`symlink swap race tests skipped: ${flipper.skip}`);
+const noFlipper = "skip" in flipper && lacks(flipper.lack, flipper.skip);
 
-describe.skipIf("skip" in flipper)(
-  "a directory swapped with a symlink to outside, during reads and writes",
-  () => {
-    it("returns 0 outside contents, changes 0 outside files and leaves 0 temp files outside", async () => {
-      const root = dir("race/root");
-      const outside = dir("race/outside");
-      mkdirSync(path.join(root, "d"));
-      writeFileSync(path.join(root, "d", "f.txt"), "inside\n");
-      writeFileSync(path.join(outside, "f.txt"), "OUTSIDE SECRET\n");
-      for (let i = 0; i < 10; i++) writeFileSync(path.join(outside, `w${i}.txt`), "outside original\n");
-      symlinkSync(outside, path.join(root, "x"));
-      const before = snapshot(outside);
+describe.skipIf(noFlipper)("a directory swapped with a symlink to outside, during reads and writes", () => {
+  it("returns 0 outside contents, changes 0 outside files and leaves 0 temp files outside", async () => {
+    const root = dir("race/root");
+    const outside = dir("race/outside");
+    mkdirSync(path.join(root, "d"));
+    writeFileSync(path.join(root, "d", "f.txt"), "inside\n");
+    writeFileSync(path.join(outside, "f.txt"), "OUTSIDE SECRET\n");
+    for (let i = 0; i < 10; i++) writeFileSync(path.join(outside, `w${i}.txt`), "outside original\n");
+    symlinkSync(outside, path.join(root, "x"));
+    const before = snapshot(outside);
 
-      const calls: Array<{ tool: string; input: unknown }> = [];
-      for (let i = 0; i < 3000; i++) {
-        if (i % 3 === 2) {
-          const target = i % 2 ? `d/w${i % 10}.txt` : `d/sub${i % 4}/n.txt`;
-          calls.push({ tool: "write_file", input: { path: target, content: `written ${i}\n` } });
-        } else {
-          calls.push({ tool: "read_file", input: { path: "d/f.txt" } });
-        }
+    const calls: Array<{ tool: string; input: unknown }> = [];
+    for (let i = 0; i < 3000; i++) {
+      if (i % 3 === 2) {
+        const target = i % 2 ? `d/w${i % 10}.txt` : `d/sub${i % 4}/n.txt`;
+        calls.push({ tool: "write_file", input: { path: target, content: `written ${i}\n` } });
+      } else {
+        calls.push({ tool: "read_file", input: { path: "d/f.txt" } });
       }
-      const argv = (flipper as { argv: string[] }).argv;
-      const flip = await startFlipper(argv, path.join(root, "d"), path.join(root, "x"));
-      let results: Array<Record<string, unknown>>;
-      try {
-        results = await execSession(root, calls);
-      } finally {
-        flip.kill("SIGKILL");
-        await new Promise((r) => flip.once("close", r));
-      }
-      // Put the tree back the right way round (the flipper stopped at a random moment).
-      if (readFileSync(path.join(root, "x", "f.txt"), "utf8") === "inside\n") {
-        rmSync(path.join(root, "d"));
-        spawnSync("mv", [path.join(root, "x"), path.join(root, "d")]);
-      }
+    }
+    const argv = (flipper as { argv: string[] }).argv;
+    const flip = await startFlipper(argv, path.join(root, "d"), path.join(root, "x"));
+    let results: Array<Record<string, unknown>>;
+    try {
+      results = await execSession(root, calls);
+    } finally {
+      flip.kill("SIGKILL");
+      await new Promise((r) => flip.once("close", r));
+    }
+    // Put the tree back the right way round (the flipper stopped at a random moment).
+    if (readFileSync(path.join(root, "x", "f.txt"), "utf8") === "inside\n") {
+      rmSync(path.join(root, "d"));
+      spawnSync("mv", [path.join(root, "x"), path.join(root, "d")]);
+    }
 
-      const tally = { reads: 0, readsOk: 0, writes: 0, writesOk: 0, refused: {} as Record<string, number> };
-      let leaked = 0;
-      for (const [i, result] of results.entries()) {
-        const isWrite = calls[i]?.tool === "write_file";
-        if (isWrite) tally.writes++;
-        else tally.reads++;
-        if (JSON.stringify(result).includes("OUTSIDE")) leaked++;
-        if (result.kind === "error") {
-          const code = String(result.code);
-          tally.refused[code] = (tally.refused[code] ?? 0) + 1;
-          if (tally.refused[code] === 1) console.log(`swap race, first ${code}: ${String(result.message)}`);
-        } else if (isWrite) tally.writesOk++;
-        else tally.readsOk++;
-      }
-      console.log(`swap race: ${JSON.stringify(tally)}, outside contents returned: ${leaked}`);
-      expect(tally.reads).toBeGreaterThanOrEqual(2000);
-      expect(tally.writes).toBeGreaterThanOrEqual(1000);
-      // The calls really ran against the live tree (not all refused up front).
-      expect(tally.readsOk).toBeGreaterThan(0);
-      expect(tally.writesOk).toBeGreaterThan(0);
-      expect(leaked).toBe(0);
-      expect(snapshot(outside)).toEqual(before);
-      const temps = Object.keys(snapshot(root)).filter((p) => p.endsWith(".tbtmp"));
-      expect(temps).toEqual([]);
-    }, 600_000);
-  },
-);
+    const tally = { reads: 0, readsOk: 0, writes: 0, writesOk: 0, refused: {} as Record<string, number> };
+    let leaked = 0;
+    for (const [i, result] of results.entries()) {
+      const isWrite = calls[i]?.tool === "write_file";
+      if (isWrite) tally.writes++;
+      else tally.reads++;
+      if (JSON.stringify(result).includes("OUTSIDE")) leaked++;
+      if (result.kind === "error") {
+        const code = String(result.code);
+        tally.refused[code] = (tally.refused[code] ?? 0) + 1;
+        if (tally.refused[code] === 1) console.log(`swap race, first ${code}: ${String(result.message)}`);
+      } else if (isWrite) tally.writesOk++;
+      else tally.readsOk++;
+    }
+    console.log(`swap race: ${JSON.stringify(tally)}, outside contents returned: ${leaked}`);
+    expect(tally.reads).toBeGreaterThanOrEqual(2000);
+    expect(tally.writes).toBeGreaterThanOrEqual(1000);
+    // The calls really ran against the live tree (not all refused up front).
+    expect(tally.readsOk).toBeGreaterThan(0);
+    expect(tally.writesOk).toBeGreaterThan(0);
+    expect(leaked).toBe(0);
+    expect(snapshot(outside)).toEqual(before);
+    const temps = Object.keys(snapshot(root)).filter((p) => p.endsWith(".tbtmp"));
+    expect(temps).toEqual([]);
+  }, 600_000);
+});
 
 // ---------------------------------------------------------------- protected paths
 
