@@ -64,6 +64,7 @@ export {
   type Limits,
   limitsSchema,
   loadConfig,
+  mergeConfig,
   mergeDeep,
   type ParseOptions,
   PERMISSION_MODES,
@@ -180,6 +181,8 @@ export {
   pathRuleMatches,
   type RuleSubjects,
   type RulesConfig,
+  type RuleWarning,
+  ruleWarnings,
 } from "./rules.js";
 export { CheckedDir, DirRef, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export {

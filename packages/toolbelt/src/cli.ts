@@ -12,7 +12,9 @@ import {
   type Payload,
   type Plugin,
   removeTrustedProject,
+  ruleWarnings,
   type Session,
+  type ToolbeltConfig,
   ToolbeltError,
   TRUST_FILE,
   type TrustInfo,
@@ -127,13 +129,19 @@ function checkEnvironment(): void {
     );
 }
 
-/** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
-function reportIgnored(trust: TrustInfo): void {
-  if (trust.ignored.length === 0) return;
-  const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
-  process.stderr.write(
-    `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
-  );
+/**
+ * Says on stderr, never silently, what an untrusted project's files asked for and did not get, and
+ * (given the config) which permission rules allow more than they seem to.
+ */
+function reportIgnored(trust: TrustInfo, config?: ToolbeltConfig): void {
+  if (trust.ignored.length > 0) {
+    const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
+    process.stderr.write(
+      `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
+    );
+  }
+  for (const w of config ? ruleWarnings(config) : [])
+    process.stderr.write(`toolbelt: warning: ${w.key} ${JSON.stringify(w.rule)}: ${w.why}\n`);
 }
 
 async function openSession(
@@ -160,7 +168,7 @@ async function openSession(
     await session.close();
     throw error;
   }
-  reportIgnored(session.trust);
+  reportIgnored(session.trust, session.config);
   // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
   // groups, language servers and MCP servers do not outlive the CLI.
   const onSignal = (signal: NodeJS.Signals) => {
@@ -491,7 +499,7 @@ async function serveCommand(
   // A broken config is a usage error before any client connects; what trust dropped is said once here.
   const resolved = await resolveSessionConfig(root, sessionOptions);
   if (resolved.config.plugins.length === 0) checkProfile(args.profile);
-  reportIgnored(resolved.trust);
+  reportIgnored(resolved.trust, resolved.config);
   if (args.mcp) {
     const { serveMcp } = await import("./serve-mcp.js");
     await serveMcp({ root, version: version(), ...sessionOptions });
@@ -569,6 +577,12 @@ async function doctorCommand(args: {
       detail: `${i.source}: ${i.why}`,
     })),
     ...describeHooks(config, root).map((h) => ({ family: "hooks", ...h })),
+    ...ruleWarnings(config).map((w) => ({
+      family: "rules",
+      name: w.key,
+      status: "warning",
+      detail: `${JSON.stringify(w.rule)}: ${w.why}`,
+    })),
   ];
   for (const plugin of plugins) {
     if (!plugin.doctor) continue;
