@@ -148,9 +148,7 @@ describe("rules from an untrusted project", () => {
     const tight = { ...project, value: { tools: { file: { allowlist: ["^src/"] } } } };
     const cli = { source: "ci.json", trusted: true, value: { tools: { file: { allowlist: ["^"] } } } };
     const { ignored } = mergeLayers([user, tight, cli] as never);
-    expect(ignored).toEqual([
-      { key: "tools.file.allowlist", source: "project", why: "replaced by ci.json" },
-    ]);
+    expect(ignored).toEqual([{ key: "tools.file.allowlist", source: "project", why: "replaced by ci.json" }]);
   });
 
   it("keeps them when trusted", () => {
