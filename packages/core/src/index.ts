@@ -42,6 +42,7 @@ export {
   COMMAND_ENV_DENY,
   COMMAND_ENV_KEEP,
   COMMAND_ENV_NEVER,
+  COMMAND_ENV_PROXIES,
   type CommandEnvPolicy,
   commandEnvVerdict,
   envNameMatches,
@@ -172,7 +173,7 @@ export {
   type Skill,
 } from "./plugin.js";
 export { trackedProcessGroups, trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
-export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_PATHS } from "./protected-paths.js";
+export { isProtectedPath, PROTECTED_ALLOW, PROTECTED_NAMES, PROTECTED_PATHS } from "./protected-paths.js";
 export { renderPayload } from "./render.js";
 export { requireLater } from "./require-later.js";
 export {

@@ -29,8 +29,9 @@ export type ShellResult = {
   /** Why the sandbox is unavailable, in best-effort mode. */
   sandbox_reason?: string;
   /**
-   * Protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config) the command
-   * created, changed or removed: a read-only bind cannot cover a file that does not exist yet.
+   * Protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config, a nested
+   * repository's `.git`, a `HEAD`) the command created, changed or removed: a read-only bind cannot
+   * cover a file that does not exist yet.
    */
   protected_changed?: string[];
   /**
@@ -40,6 +41,13 @@ export type ShellResult = {
   sandbox_denied?: SandboxDenial[];
   /** A denial the output reports whose path could not be told apart: what the sandbox lets it write. */
   sandbox_note?: string;
+  /**
+   * The limits the command ran into: `memory` (a process was killed for going over
+   * agent.shell_max_memory_mib), `file_size` (a file reached agent.shell_max_file_mib).
+   */
+  limits_hit?: Array<"memory" | "file_size">;
+  /** What was hit, the limit and the setting that raises it. */
+  limit_note?: string;
 };
 
 /** A command started with run_in_background. */
