@@ -2,6 +2,7 @@ import type { DoctorCheck, DoctorContext } from "@toolbelt/core";
 import { cgroupSupport, memorySupport } from "./cgroup.js";
 import { sandboxMode } from "./contrib.js";
 import { shell } from "./launch.js";
+import { MAX_LAYOUT_DIRS } from "./protected-layout.js";
 import { loadPty } from "./pty.js";
 import {
   commandLimits,
@@ -72,7 +73,7 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
     detail: !sandboxed
       ? "commands do not run under Landlock, so protected paths are not bound read-only"
       : probe.isolation.ok
-        ? `${protectedList} are read-only for commands (${probe.isolation.detail}); files created later are reported as protected_changed`
+        ? `${protectedList} are read-only for commands (${probe.isolation.detail}), and so are the hooks and config of nested repositories and submodules, .git files and HEAD files found within the first ${MAX_LAYOUT_DIRS} directories of the root; files created later are reported as protected_changed`
         : `protected paths stay writable for commands (${probe.isolation.detail}); changes are reported as protected_changed`,
   });
   const root = typeof process.getuid === "function" && process.getuid() === 0;

@@ -181,7 +181,9 @@ describe("a nested repository's .git (issue 27, 3)", () => {
       "--allow",
       "shell",
       "--input",
-      JSON.stringify({ command: "git init -q made && mkdir -p bare && echo 'ref: refs/heads/main' > bare/HEAD" }),
+      JSON.stringify({
+        command: "git init -q made && mkdir -p bare && echo 'ref: refs/heads/main' > bare/HEAD",
+      }),
     ]);
     const out = payload(result);
     expect(out).toMatchObject({ kind: "shell_result", exit_code: 0 });

@@ -407,7 +407,7 @@ describe.skipIf(!linux)("memory and file-size limits", () => {
     }
     const root = track(tempRoot("tb-esc-mem-"));
     const allocate =
-      "node -e 'const a=[];for(let i=0;i<96;i++)a.push(Buffer.alloc(16*2**20,1));console.log(\"ALLOCATED\",a.length*16,\"MiB\")'";
+      'node -e \'const a=[];for(let i=0;i<96;i++)a.push(Buffer.alloc(16*2**20,1));console.log("ALLOCATED",a.length*16,"MiB")\'';
     const r = await shell(root, { command: allocate }, { config: { agent: { shell_max_memory_mib: 256 } } });
     expect(r.kind, JSON.stringify(r)).toBe("shell_result");
     expect(String(r.stdout)).not.toContain("ALLOCATED");
