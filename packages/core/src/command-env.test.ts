@@ -26,8 +26,59 @@ describe("scrubCommandEnv", () => {
   it("removes credentials and toolbelt's own variables, keeps what ordinary work needs", () => {
     const env = scrubCommandEnv(host);
     expect(Object.keys(env).sort()).toEqual(
-      ["CI", "HOME", "LANG", "LC_ALL", "NODE_ENV", "PATH", "SSH_AUTH_SOCK", "TOOLBELT_SHELL_MARK"].sort(),
+      [
+        "CI",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "NODE_ENV",
+        "PATH",
+        "SSH_AUTH_SOCK",
+        "TOOLBELT_SHELL_MARK",
+        // git's bare-repository pin (pinGitDiscovery).
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_0",
+      ].sort(),
     );
+  });
+
+  it("removes a variable whose value holds a credential, and a proxy's credentials only", () => {
+    const env = scrubCommandEnv({
+      REDIS_URL: "redis://:pw1@cache:6379",
+      WEIRD: "x -Dp=http://u:pw2@h y",
+      SQL: "Server=db;Password=pw3;",
+      HTTPS_PROXY: "http://u:pw4@proxy:3128",
+      http_proxy: "http://:pw5@proxy:3128/",
+      SITE: "https://user@example.com/a:b@c",
+      DOCS: "https://example.com/?a=b",
+    });
+    expect(env).toMatchObject({
+      HTTPS_PROXY: "http://proxy:3128",
+      http_proxy: "http://proxy:3128/",
+      SITE: "https://user@example.com/a:b@c",
+      DOCS: "https://example.com/?a=b",
+    });
+    expect(JSON.stringify(env)).not.toMatch(/pw\d/);
+  });
+
+  it("keeps the host's git setting pairs without credentials, renumbered, before its own pin", () => {
+    const env = scrubCommandEnv({
+      GIT_CONFIG_COUNT: "3",
+      GIT_CONFIG_KEY_0: "http.https://example.com/.extraheader",
+      GIT_CONFIG_VALUE_0: "AUTHORIZATION: basic c2VjcmV0",
+      GIT_CONFIG_KEY_1: "safe.directory",
+      GIT_CONFIG_VALUE_1: "*",
+      GIT_CONFIG_KEY_2: "url.https://u:pw@example.com/.insteadOf",
+      GIT_CONFIG_VALUE_2: "https://example.com/",
+    });
+    expect(env).toEqual({
+      GIT_CONFIG_COUNT: "2",
+      GIT_CONFIG_KEY_0: "safe.directory",
+      GIT_CONFIG_VALUE_0: "*",
+      GIT_CONFIG_KEY_1: "safe.bareRepository",
+      GIT_CONFIG_VALUE_1: "explicit",
+    });
   });
 
   it("lets an allowed name through and removes a denied one", () => {

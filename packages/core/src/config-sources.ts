@@ -1,6 +1,6 @@
 import path from "node:path";
 import {
-  mergeDeep,
+  mergeConfig,
   type ParseOptions,
   type PermissionMode,
   parseConfig,
@@ -217,7 +217,7 @@ function toolsPart(
           else ignore(key, "replaces the user's allowlist");
           break;
         case "rules":
-          next[k] = untrustedRules(v, current.rules, key, ignore);
+          next[k] = untrustedRules(v, key, ignore);
           break;
         default:
           applyContributed(next, key, k, v, rules, base, ignore);
@@ -229,26 +229,32 @@ function toolsPart(
 }
 
 /**
- * Permission rules from an untrusted project only tighten: its deny and ask rules are added to the
- * user's (a list would otherwise replace the user's when layers merge), its allow rules are ignored.
+ * Permission rules from an untrusted project only tighten: its deny and ask rules are kept (rule lists
+ * add up across layers, see `mergeConfig`), its allow rules are ignored.
  */
 function untrustedRules(
   value: unknown,
-  mine: unknown,
   key: string,
   ignore: (key: string, why: string) => void,
 ): Record<string, unknown> {
   const theirs = isRecord(value) ? value : {};
-  const current = isRecord(mine) ? mine : {};
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  if (list(theirs.allow).length > 0)
+  if (Array.isArray(theirs.allow) && theirs.allow.length > 0)
     ignore(`${key}.allow`, "allows without approval what the policy would ask about");
   const out: Record<string, unknown> = {};
-  for (const kind of ["allow", "ask", "deny"] as const) {
-    const merged = kind === "allow" ? list(current[kind]) : [...list(current[kind]), ...list(theirs[kind])];
-    if (current[kind] !== undefined || merged.length > 0) out[kind] = merged;
-  }
+  for (const kind of ["ask", "deny"] as const) if (Array.isArray(theirs[kind])) out[kind] = theirs[kind];
   return out;
+}
+
+/** Every leaf of a config value as a dotted key (arrays are leaves). */
+function leaves(value: unknown, prefix = ""): Array<[string, unknown]> {
+  if (!isRecord(value)) return prefix ? [[prefix, value]] : [];
+  return Object.entries(value).flatMap(([k, v]) => leaves(v, prefix ? `${prefix}.${k}` : k));
+}
+
+/** Whether `now` still holds what a layer set (a rule list may have grown since). */
+function stillHolds(now: unknown, set: unknown): boolean {
+  if (Array.isArray(set) && Array.isArray(now)) return set.every((item) => now.includes(item));
+  return JSON.stringify(now) === JSON.stringify(set);
 }
 
 /** Layers merged in order; each untrusted one contributes only `untrustedPart` of itself. */
@@ -262,7 +268,9 @@ export function mergeLayers(
 } {
   let merged: unknown = {};
   const ignored: IgnoredSetting[] = [];
-  for (const layer of layers) {
+  // What untrusted layers set, to say so when a later layer replaces it (nothing is dropped silently).
+  const kept: Array<{ key: string; value: unknown; source: string; at: number }> = [];
+  layers.forEach((layer, at) => {
     // An invalid file is an error whoever wrote it: the user should hear about it, not run half a config.
     parseConfig(layer.value, layer.source, contributions, options);
     let value = layer.value;
@@ -271,8 +279,14 @@ export function mergeLayers(
       const part = untrustedPart(layer.value, base, layer.source, contributions);
       value = part.allowed;
       ignored.push(...part.ignored);
+      for (const [key, v] of leaves(value)) kept.push({ key, value: v, source: layer.source, at });
     }
-    merged = mergeDeep(merged, value);
+    merged = mergeConfig(merged, value);
+  });
+  for (const k of kept) {
+    if (stillHolds(readPath(merged, k.key), k.value)) continue;
+    const by = layers.findLast((l, i) => i > k.at && readPath(l.value, k.key) !== undefined);
+    ignored.push({ key: k.key, source: k.source, why: `replaced by ${by?.source ?? "a later setting"}` });
   }
   return {
     config: parseConfig(merged, layers.at(-1)?.source ?? "config", contributions, options),

@@ -302,7 +302,8 @@ export function readConfigFile(file: string, options: ReadConfigOptions = {}): u
 /**
  * Loads `configs/app.json` from the root (if present) and then `file` (if given) on top of it, every
  * layer with full rights: callers that weigh project trust use `loadTrustedConfig`.
- * Objects merge key by key; arrays and scalars in the later file win.
+ * Objects merge key by key; arrays and scalars in the later file win, except permission rules, which
+ * add up (`mergeConfig`).
  */
 export function loadConfig(
   root: string,
@@ -321,13 +322,36 @@ export function loadConfig(
   let merged: unknown = {};
   for (const layer of layers) {
     parseConfig(layer.value, layer.source, options.contributions);
-    merged = mergeDeep(merged, layer.value);
+    merged = mergeConfig(merged, layer.value);
   }
   return parseConfig(merged, layers.at(-1)?.source ?? "config", options.contributions);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * One layer of config on top of another: objects merge key by key, and a later value replaces an
+ * earlier one, except permission rules (`tools.*.rules.{allow,ask,deny}`), which add up across
+ * layers, so no layer can drop another's deny or ask rule by naming rules of its own.
+ */
+export function mergeConfig(base: unknown, over: unknown): unknown {
+  const merged = mergeDeep(base, over);
+  const tools = (v: unknown) => (isPlainObject(v) && isPlainObject(v.tools) ? v.tools : {});
+  const before = tools(base);
+  for (const [name, entry] of Object.entries(tools(over))) {
+    const earlier = before[name];
+    if (!isPlainObject(entry) || !isPlainObject(entry.rules)) continue;
+    if (!isPlainObject(earlier) || !isPlainObject(earlier.rules)) continue;
+    const rules = ((tools(merged)[name] as Record<string, unknown>).rules ?? {}) as Record<string, unknown>;
+    for (const kind of ["allow", "ask", "deny"]) {
+      const a = earlier.rules[kind];
+      const b = entry.rules[kind];
+      if (Array.isArray(a) && Array.isArray(b)) rules[kind] = [...new Set([...a, ...b])];
+    }
+  }
+  return merged;
 }
 
 export function mergeDeep(base: unknown, over: unknown): unknown {

@@ -129,6 +129,28 @@ describe("rules from an untrusted project", () => {
     expect(ignored.map((i) => i.key)).toContain("tools.shell.rules.allow");
   });
 
+  it("keeps them when a later trusted layer (--config) names rules of its own: lists add up", () => {
+    const cli = {
+      source: "ci.json",
+      trusted: true,
+      value: { tools: { shell: { rules: { allow: ["shell(ls:*)"], deny: ["shell(curl:*)"] } } } },
+    };
+    const { config, ignored } = mergeLayers([user, project, cli] as never);
+    expect(config.tools.shell?.rules).toEqual({
+      allow: ["shell(ls:*)"],
+      ask: ["shell(git push:*)"],
+      deny: ["shell(rm:*)", "shell(dd:*)", "shell(curl:*)"],
+    });
+    expect(ignored.map((i) => i.key)).toEqual(["tools.shell.rules.allow"]);
+  });
+
+  it("says when a later layer replaces a setting the project tightened", () => {
+    const tight = { ...project, value: { tools: { file: { allowlist: ["^src/"] } } } };
+    const cli = { source: "ci.json", trusted: true, value: { tools: { file: { allowlist: ["^"] } } } };
+    const { ignored } = mergeLayers([user, tight, cli] as never);
+    expect(ignored).toEqual([{ key: "tools.file.allowlist", source: "project", why: "replaced by ci.json" }]);
+  });
+
   it("keeps them when trusted", () => {
     const { config } = mergeLayers([user, { ...project, trusted: true }] as never);
     expect(config.tools.shell?.rules?.allow).toEqual(["shell(curl:*)"]);

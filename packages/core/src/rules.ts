@@ -215,6 +215,38 @@ export function commandRuleMatches(pattern: string, words: readonly string[]): b
 
 const COMMAND_VERBS: ReadonlySet<string> = new Set(["shell"]);
 
+/** A warning about a rule as written: what it matches that its author likely did not mean. */
+export interface RuleWarning {
+  /** Where the rule is: `tools.shell.rules.allow[1]`. */
+  key: string;
+  rule: string;
+  why: string;
+}
+
+/**
+ * Allow rules whose glob ends inside a word: `shell(git diff*)` matches `git difftool -x CMD` too,
+ * which runs any command. Said when the config is read (CLI stderr, `toolbelt doctor`); the rule
+ * still applies as written.
+ */
+export function ruleWarnings(config: ToolbeltConfig): RuleWarning[] {
+  const out: RuleWarning[] = [];
+  const entries = config.tools as Entries;
+  for (const key of Object.keys(entries))
+    for (const rule of collectRules([key], config)) {
+      if (rule.kind !== "allow" || !COMMAND_VERBS.has(rule.verb) || rule.pattern === undefined) continue;
+      const m = /^(.*\S)\*$/.exec(rule.pattern);
+      if (!m || rule.pattern.endsWith(":*")) continue;
+      const prefix = (m[1] as string).trim();
+      const word = prefix.split(/\s+/).at(-1) ?? prefix;
+      out.push({
+        key: rule.source,
+        rule: rule.text,
+        why: `it ends inside the word "${word}", so it also allows "${prefix}" followed by any other letters (as "shell(git diff*)" allows "git difftool -x CMD", which runs CMD); write ${JSON.stringify(`${rule.verb}(${prefix}:*)`)} to allow the command with any arguments`,
+      });
+    }
+  return out;
+}
+
 function commandMatches(rule: Rule, part: CommandPart, strict: boolean): boolean {
   if (!COMMAND_VERBS.has(rule.verb)) return false;
   if (rule.pattern === undefined) return true;

@@ -19,7 +19,7 @@ import { definePlugin } from "./plugin.js";
 import { createSession, type SessionOptions } from "./session.js";
 import { defineTool } from "./tool.js";
 import type { BeforeToolCallHook, ToolCallInfo } from "./tool-hooks.js";
-import { describeHooks } from "./tool-hooks.js";
+import { describeHooks, hookCommandProblem } from "./tool-hooks.js";
 
 const roots: string[] = [];
 function tempRoot(): string {
@@ -422,5 +422,23 @@ describe("command hooks from config", () => {
     expect(ignored).toEqual([
       { key: "hooks.before[0]", source: "configs/app.json", why: "runs ./evil.sh before tool calls" },
     ]);
+  });
+});
+
+describe("hookCommandProblem: files of the root named inside arguments", () => {
+  it("finds them after =, in file: URLs, in lists and in -c text; leaves code and options alone", () => {
+    const root = tempRoot();
+    mkdirSync(path.join(root, "scripts"));
+    writeFileSync(path.join(root, "x.cjs"), "");
+    writeFileSync(path.join(root, "scripts/guard.sh"), "");
+    const refused = (args: string[]) => hookCommandProblem("/usr/bin/node", args, root);
+    expect(refused(["--require=./x.cjs", "-e", "0"])).toContain("x.cjs is inside the root");
+    expect(refused([`--import=file://${root}/x.cjs`])).toContain("x.cjs is inside the root");
+    expect(refused(["--loader", "a.mjs,./x.cjs"])).toContain("x.cjs is inside the root");
+    expect(refused(["-c", "exec ./scripts/guard.sh"])).toContain("scripts/guard.sh is inside the root");
+    expect(refused(["-e", "console.log(1/2, 'x.js')", "--max-old-space-size=64"])).toBeUndefined();
+    mkdirSync(path.join(root, ".toolbelt"));
+    writeFileSync(path.join(root, ".toolbelt/guard.cjs"), "");
+    expect(refused(["--require=./.toolbelt/guard.cjs"])).toBeUndefined();
   });
 });

@@ -449,8 +449,7 @@ export function hookCommandProblem(
 ): string | undefined {
   const candidates: string[] = [];
   if (command.includes("/")) candidates.push(command);
-  for (const arg of args)
-    if (!arg.startsWith("-") && existsSync(path.resolve(root, arg))) candidates.push(arg);
+  for (const arg of args) candidates.push(...argumentPaths(arg, root));
   let realRoot = root;
   try {
     realRoot = realpathSync(root);
@@ -477,6 +476,29 @@ export function hookCommandProblem(
     }
   }
   return undefined;
+}
+
+/**
+ * The existing files an argument names: the argument itself, and every path-like part of it — the
+ * value of `--require=./x.cjs`, a `file:` URL, an item of a `a.js,b.js` or `a:b` list, a script named
+ * inside `-c "…"` text. A part counts when it looks like a path (has a `/` or a `.`) and exists.
+ */
+function argumentPaths(arg: string, root: string): string[] {
+  const out: string[] = [];
+  const exists = (p: string) => existsSync(path.resolve(root, p));
+  if (!arg.startsWith("-") && exists(arg)) out.push(arg);
+  const text = arg.replace(/file:\/\/(?:localhost)?(\/[^\s,;'"`()<>|&]*)/gi, (_url, p: string) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  });
+  for (const part of text.match(/[^\s=,:;'"`()<>|&{}[\]]+/g) ?? []) {
+    if (part === arg || part.startsWith("-") || !/[/.]/.test(part)) continue;
+    if (exists(part)) out.push(part);
+  }
+  return out;
 }
 
 export interface HookReport {

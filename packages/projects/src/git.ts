@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
-import { findExecutable } from "@toolbelt/core/internal";
+import { findExecutable, scrubCommandEnv } from "@toolbelt/core/internal";
 
-const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
+// The environment any started command gets (no credentials; git pinned to explicit bare
+// repositories, so a HEAD/config/objects/refs a tool wrote into a project is never taken for one).
+const GIT_ENV = { ...scrubCommandEnv(process.env), GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
 
 /** Runs git and resolves to its stdout, or undefined when git is missing or the command fails. */
 export function git(args: string[], cwd: string, timeoutMs = 5000): Promise<string | undefined> {

@@ -26,6 +26,10 @@
  *     --ro PATH         PATH is read-only for the command (a read-only bind mount in a private mount
  *                       namespace; absent paths and symlinks are skipped; best-effort)
  *     --cgroup DIR      the command joins the cgroup DIR (which the caller created and capped)
+ *     --also-cgroup DIR the command joins DIR too (another cgroup v1 hierarchy, such as memory); the
+ *                       watcher removes it when the caller dies
+ *     --fsize BYTES     RLIMIT_FSIZE: no file the command writes grows past BYTES (as root, without
+ *                       CAP_SYS_RESOURCE, so the limit cannot be lifted)
  *     --nproc N         RLIMIT_NPROC: the command may run N more tasks (not enforced for root)
  *     --watch MARK      a watcher outlives this exec: when the caller dies it kills the command's
  *                       process group, its descendants, its cgroup and every process carrying MARK
@@ -34,6 +38,9 @@
  *                       protocols), else Landlock TCP rules (ABI >= 4: every TCP connect and bind
  *                       denied, abstract unix sockets scoped on ABI >= 6); neither: exit 125
  *     --net-via HOW     with --net-off, only HOW (netns | landlock) may be used (tests, diagnosis)
+ *     --hide-sockets    with --net-off: every listening unix socket on the file system (a daemon's:
+ *                       docker, dbus, a database) gets /dev/null bound over it in the private mount
+ *                       namespace, so connecting to it is refused; without that namespace, exit 125
  *   A path that does not exist is skipped. Setup failures exit 125 with a message on stderr.
  */
 #define _GNU_SOURCE
@@ -337,6 +344,9 @@ static int private_mounts(int *userns, const char **why) {
 #endif
 #ifndef CAP_SYS_ADMIN
 #define CAP_SYS_ADMIN 21
+#endif
+#ifndef CAP_SYS_RESOURCE
+#define CAP_SYS_RESOURCE 24
 #endif
 
 /*
@@ -655,7 +665,7 @@ static int collect(pid_t pgid, const char *mark, const char *cgroup) {
   return nfound;
 }
 
-static void kill_everything(pid_t pgid, const char *mark, const char *cgroup) {
+static void kill_everything(pid_t pgid, const char *mark, const char *cgroup, const char *also) {
   char path[4096];
   if (cgroup) {
     /* cgroup v2 kills every member at once, new forks included. */
@@ -670,16 +680,17 @@ static void kill_everything(pid_t pgid, const char *mark, const char *cgroup) {
     nanosleep(&pause, NULL);
   }
   if (cgroup) rmdir(cgroup);
+  if (also) rmdir(also);
 }
 
 /*
  * Watches the caller (toolbelt) from outside the command: when the caller dies, by SIGKILL included,
  * the command and everything it started die too. Ends on its own once nothing of the command is left.
  */
-static int watcher_main(pid_t caller, pid_t pgid, const char *mark, const char *cgroup) {
+static int watcher_main(pid_t caller, pid_t pgid, const char *mark, const char *cgroup, const char *also) {
   int pidfd = (int)syscall(SYS_pidfd_open, caller, 0);
   if (pidfd < 0 && errno == ESRCH) {
-    kill_everything(pgid, mark, cgroup);
+    kill_everything(pgid, mark, cgroup, also);
     return 0;
   }
   for (int tick = 0;; tick++) {
@@ -693,19 +704,20 @@ static int watcher_main(pid_t caller, pid_t pgid, const char *mark, const char *
       caller_gone = kill(caller, 0) != 0 && errno == ESRCH;
     }
     if (caller_gone) {
-      kill_everything(pgid, mark, cgroup);
+      kill_everything(pgid, mark, cgroup, also);
       return 0;
     }
     /* Give a fresh command a moment to join its cgroup before "empty" means "done". */
     if (tick >= 1 && collect(pgid, mark, cgroup) == 0) {
       if (cgroup) rmdir(cgroup);
+      if (also) rmdir(also);
       return 0;
     }
   }
 }
 
 /* Starts the watcher as an orphan (outside the process group, without the mark, not our child). */
-static void start_watcher(pid_t caller, const char *mark, const char *cgroup) {
+static void start_watcher(pid_t caller, const char *mark, const char *cgroup, const char *also) {
   pid_t command = getpid();
   pid_t first = fork();
   if (first < 0) die("cannot fork the watcher", NULL);
@@ -723,10 +735,10 @@ static void start_watcher(pid_t caller, const char *mark, const char *cgroup) {
     snprintf(caller_s, sizeof caller_s, "%d", (int)caller);
     snprintf(command_s, sizeof command_s, "%d", (int)command);
     char *argv[] = {"toolbelt-sandbox", "--watcher", caller_s, command_s, (char *)mark,
-                    (char *)(cgroup ? cgroup : "-"), NULL};
+                    (char *)(cgroup ? cgroup : "-"), (char *)(also ? also : "-"), NULL};
     char *envp[] = {NULL};
     execve("/proc/self/exe", argv, envp);
-    _exit(watcher_main(caller, command, mark, cgroup));
+    _exit(watcher_main(caller, command, mark, cgroup, also));
   }
   waitpid(first, NULL, 0);
 }
@@ -764,6 +776,68 @@ static void limit_tasks(long extra, int own_userns) {
   if (setrlimit(RLIMIT_NPROC, &rl) != 0) die("cannot set RLIMIT_NPROC", NULL);
 }
 
+/* No file the command writes may grow past BYTES; writing past it is SIGXFSZ (or EFBIG). */
+static void limit_file_size(rlim_t bytes, int own_userns) {
+  struct rlimit rl = {.rlim_cur = bytes, .rlim_max = bytes};
+  if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("cannot set RLIMIT_FSIZE", NULL);
+  /* Root could raise its own hard limit again (CAP_SYS_RESOURCE): the command never gets that right. */
+  if (geteuid() == 0 && !own_userns && prctl(PR_CAPBSET_DROP, CAP_SYS_RESOURCE, 0, 0, 0) != 0)
+    die("cannot drop CAP_SYS_RESOURCE from the bounding set", NULL);
+}
+
+#define MAX_HIDDEN_SOCKETS 4096
+
+/*
+ * Binds /dev/null over every listening unix socket with a path, as the kernel lists them in
+ * /proc/net/unix (this network namespace's, read before the command gets its own): a connect() to one
+ * then finds a character device and is refused. Sockets bound later, and those named by a path
+ * relative to their daemon's directory, are not covered. Fails closed past MAX_HIDDEN_SOCKETS.
+ */
+static void hide_unix_sockets(void) {
+  FILE *list = fopen("/proc/net/unix", "re");
+  if (!list) die("cannot read", "/proc/net/unix");
+  char line[4096 + 256];
+  int hidden = 0;
+  if (!fgets(line, sizeof line, list)) { /* header only */ }
+  while (fgets(line, sizeof line, list)) {
+    /* Num RefCount Protocol Flags Type St Inode Path: the path is the 8th field, to the end of the line. */
+    char *p = line;
+    for (int field = 0; field < 7 && p; field++) {
+      p = strchr(p, ' ');
+      while (p && *p == ' ') p++;
+    }
+    if (!p || *p != '/') continue; /* unnamed, abstract (@) or relative */
+    p[strcspn(p, "\n")] = 0;
+    int fd = open(p, O_PATH | O_CLOEXEC);
+    if (fd < 0) continue; /* in another mount namespace, or gone */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      close(fd);
+      continue;
+    }
+    if (++hidden > MAX_HIDDEN_SOCKETS) {
+      fprintf(stderr, "toolbelt-sandbox: more than %d unix sockets to hide for network off; the command does not run\n",
+              MAX_HIDDEN_SOCKETS);
+      exit(125);
+    }
+    int done = -1;
+    int tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/dev/null", TB_OPEN_TREE_CLONE | O_CLOEXEC);
+    if (tree >= 0) {
+      done = (int)syscall(SYS_move_mount, tree, "", fd, "", TB_MOVE_MOUNT_F_EMPTY_PATH | TB_MOVE_MOUNT_T_EMPTY_PATH);
+      close(tree);
+    }
+    if (done != 0) {
+      /* Kernels before 5.2: a classic bind onto the socket through its descriptor. */
+      char via[64];
+      snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+      done = mount("/dev/null", via, NULL, MS_BIND, NULL);
+    }
+    close(fd);
+    if (done != 0) die("cannot hide the unix socket", p);
+  }
+  fclose(list);
+}
+
 static int probe_isolation(void) {
   pid_t child = fork();
   if (child < 0) die("cannot fork", NULL);
@@ -798,8 +872,8 @@ static void usage(void) {
   fputs("usage: toolbelt-sandbox --probe | --probe-isolation\n"
         "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--read-nofollow DIR]... [--confine-reads]\n"
         "                        [--no-landlock | --landlock-only] [--ro PATH]... [--cgroup DIR] [--nproc N]\n"
-        "                        [--watch MARK]\n"
-        "                        [--net-off [--net-via netns|landlock]] -- PROGRAM [ARG]...\n",
+        "                        [--also-cgroup DIR] [--fsize BYTES] [--watch MARK]\n"
+        "                        [--net-off [--net-via netns|landlock] [--hide-sockets]] -- PROGRAM [ARG]...\n",
         stderr);
   exit(125);
 }
@@ -810,9 +884,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--probe-isolation") == 0) return probe_isolation();
-  if (argc == 6 && strcmp(argv[1], "--watcher") == 0) {
+  if (argc == 7 && strcmp(argv[1], "--watcher") == 0) {
     const char *cgroup = strcmp(argv[5], "-") == 0 ? NULL : argv[5];
-    return watcher_main((pid_t)atoi(argv[2]), (pid_t)atoi(argv[3]), argv[4], cgroup);
+    const char *also = strcmp(argv[6], "-") == 0 ? NULL : argv[6];
+    return watcher_main((pid_t)atoi(argv[2]), (pid_t)atoi(argv[3]), argv[4], cgroup, also);
   }
 
   const char **writes = calloc((size_t)argc, sizeof *writes);
@@ -822,8 +897,10 @@ int main(int argc, char **argv) {
   if (!writes || !reads || !ros || !strict_reads) die("out of memory", NULL);
   int nwrites = 0, nreads = 0, nros = 0, nstrict = 0, confine_reads = 0, landlock = 1, net_off = 0, i = 1;
   int namespaces = 1;
-  const char *cgroup = NULL, *mark = NULL, *net_via = NULL;
+  const char *cgroup = NULL, *also_cgroup = NULL, *mark = NULL, *net_via = NULL;
   long nproc = 0;
+  long long fsize = 0;
+  int hide_sockets = 0;
   for (; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) {
       i++;
@@ -841,6 +918,12 @@ int main(int argc, char **argv) {
       ros[nros++] = argv[++i];
     else if (strcmp(argv[i], "--cgroup") == 0 && i + 1 < argc)
       cgroup = argv[++i];
+    else if (strcmp(argv[i], "--also-cgroup") == 0 && i + 1 < argc)
+      also_cgroup = argv[++i];
+    else if (strcmp(argv[i], "--fsize") == 0 && i + 1 < argc)
+      fsize = strtoll(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--hide-sockets") == 0)
+      hide_sockets = 1;
     else if (strcmp(argv[i], "--nproc") == 0 && i + 1 < argc)
       nproc = strtol(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc)
@@ -858,6 +941,7 @@ int main(int argc, char **argv) {
   }
   if (i >= argc) usage();
   if (!namespaces && nros > 0) usage();
+  if (hide_sockets && (!net_off || !namespaces)) usage();
   if (net_via && strcmp(net_via, "netns") != 0 && strcmp(net_via, "landlock") != 0) usage();
 
   int abi = landlock || net_off ? landlock_abi() : 0;
@@ -867,12 +951,14 @@ int main(int argc, char **argv) {
   }
 
   pid_t caller = getppid();
-  if (mark) start_watcher(caller, mark, cgroup);
-  if (cgroup) {
+  if (mark) start_watcher(caller, mark, cgroup, also_cgroup);
+  const char *groups[] = {cgroup, also_cgroup};
+  for (size_t g = 0; g < 2; g++) {
+    if (!groups[g]) continue;
     char path[4096], pid[24];
-    snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+    snprintf(path, sizeof path, "%s/cgroup.procs", groups[g]);
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    if (write_file(path, pid) != 0) die("cannot join the cgroup", cgroup);
+    if (write_file(path, pid) != 0) die("cannot join the cgroup", groups[g]);
   }
   /* The command dies with its caller even before the watcher notices; and orphans stay beneath it. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);
@@ -880,7 +966,7 @@ int main(int argc, char **argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
   int own_userns = 0, mounts = 0;
-  if (namespaces && (nros > 0 || landlock)) {
+  if (namespaces && (nros > 0 || landlock || hide_sockets)) {
     const char *why = NULL;
     /* Best-effort: where namespaces are not allowed the caller's probe says so (doctor, results). */
     if (private_mounts(&own_userns, &why) == 0) {
@@ -888,6 +974,15 @@ int main(int argc, char **argv) {
       for (int r = 0; r < nros; r++)
         if (bind_read_only(ros[r]) != 0) die("cannot make read-only", ros[r]);
     }
+  }
+  /* Daemons' sockets on the file system are network in all but name: hidden while the host's are listed. */
+  if (hide_sockets) {
+    if (!mounts) {
+      fprintf(stderr, "toolbelt-sandbox: network off cannot hide the unix sockets of local daemons without a "
+                      "private mount namespace, so the command does not run\n");
+      return 125;
+    }
+    hide_unix_sockets();
   }
   /*
    * Network off fails closed: the namespace where it can be made, Landlock's TCP rules where not,
@@ -919,6 +1014,7 @@ int main(int argc, char **argv) {
   if (mounts && !own_pid_namespace()) mask_ancestors();
 
   limit_tasks(nproc, own_userns);
+  if (fsize > 0) limit_file_size((rlim_t)fsize, own_userns);
 
   if (landlock || net_landlock) {
     uint64_t handled = landlock ? FS_WRITE_RIGHTS | (confine_reads ? FS_READ_RIGHTS : 0) : 0;

@@ -1,9 +1,11 @@
 import { StringDecoder } from "node:string_decoder";
 import { AnsiStripper } from "./ansi.js";
+import { removeCgroup } from "./cgroup.js";
 import type { ExitStatus, Launched } from "./launch.js";
 import { EventCoalescer } from "./output-events.js";
 import { OutputLog } from "./output-log.js";
 import { type TerminateResult, terminate, untrack } from "./process-group.js";
+import type { ProtectedLayout } from "./protected-layout.js";
 import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
 import type { SandboxStatus } from "./sandbox.js";
 
@@ -22,8 +24,12 @@ export interface BackgroundShellInit {
   mark: string;
   /** The command's cgroup, when it has one. */
   cgroup?: string | undefined;
+  /** Its memory cgroup when that is another one (cgroup v1). */
+  memoryCgroup?: string | undefined;
   /** The project root, whose protected paths are compared before and after. */
   root?: string;
+  /** The protected paths as the command was planned with (walked again when absent). */
+  layout?: ProtectedLayout;
   sandbox: SandboxStatus;
   /** How network off is enforced for this command, when agent.shell_network is off. */
   network?: "netns" | "landlock" | undefined;
@@ -40,6 +46,7 @@ export class BackgroundShell {
   readonly cwd: string;
   readonly mark: string;
   readonly cgroup: string | undefined;
+  readonly memoryCgroup: string | undefined;
   readonly sandbox: SandboxStatus;
   readonly network: "netns" | "landlock" | undefined;
   /** Protected paths changed between start and exit. */
@@ -70,8 +77,9 @@ export class BackgroundShell {
     this.cwd = init.cwd;
     this.mark = init.mark;
     this.cgroup = init.cgroup;
+    this.memoryCgroup = init.memoryCgroup;
     this.#root = init.root;
-    this.#before = init.root ? snapshotProtected(init.root) : undefined;
+    this.#before = init.root ? snapshotProtected(init.root, init.layout) : undefined;
     this.sandbox = init.sandbox;
     this.network = init.network;
     this.tty = init.tty;
@@ -123,6 +131,8 @@ export class BackgroundShell {
     this.signal = status.signal;
     if (this.#root && this.#before)
       this.protectedChanged = protectedChanges(this.#before, snapshotProtected(this.#root));
+    // Empty once the command and what it started are gone (else terminate removes it).
+    if (this.memoryCgroup && this.memoryCgroup !== this.cgroup) removeCgroup(this.memoryCgroup);
     this.lastActivity = Date.now();
     untrack(this.pid);
     this.#wake();
@@ -182,9 +192,10 @@ export class BackgroundShell {
   /** Ends the process group (and marked escapees): SIGTERM, then SIGKILL after the grace period. */
   kill(graceMs?: number): Promise<TerminateResult> {
     if (this.status === "running") this.status = "killed";
-    this.#killing ??= terminate({ pgid: this.pid, mark: this.mark, cgroup: this.cgroup }, graceMs).finally(
-      () => untrack(this.pid),
-    );
+    this.#killing ??= terminate(
+      { pgid: this.pid, mark: this.mark, cgroup: this.cgroup, memoryCgroup: this.memoryCgroup },
+      graceMs,
+    ).finally(() => untrack(this.pid));
     return this.#killing;
   }
 

@@ -154,3 +154,112 @@ export function removeCgroup(dir: string): void {
     // Busy or gone.
   }
 }
+
+/** Where a command's memory can be capped: in its own cgroup (v2) or a cgroup of the v1 memory hierarchy. */
+export interface MemorySupport {
+  kind: "v2" | "v1" | undefined;
+  /** v1: where memory cgroups are created. */
+  base: string | undefined;
+  reason: string | undefined;
+}
+
+let memoryCached: MemorySupport | undefined;
+
+/** Whether commands can get a memory limit here, and how; probed once per process. */
+export function memorySupport(): MemorySupport {
+  if (memoryCached) return memoryCached;
+  const support = cgroupSupport();
+  if (support.kind === "v2" && support.base) {
+    const probe = path.join(support.base, `toolbelt-probe-mem-${process.pid}`);
+    try {
+      mkdirSync(probe);
+      const ok = exists(path.join(probe, "memory.max"));
+      rmdirSync(probe);
+      if (ok) {
+        memoryCached = { kind: "v2", base: undefined, reason: undefined };
+        return memoryCached;
+      }
+    } catch {
+      // Fall through to the v1 hierarchy.
+    }
+  }
+  const own = ownCgroups().get("memory");
+  if (process.platform === "linux" && readEnv(ENV.TOOLBELT_SHELL_CGROUPS) !== false && own !== undefined) {
+    const base = path.join("/sys/fs/cgroup/memory", own);
+    const probe = path.join(base, `toolbelt-probe-mem-${process.pid}`);
+    try {
+      mkdirSync(probe);
+      const ok = exists(path.join(probe, "memory.limit_in_bytes"));
+      rmdirSync(probe);
+      if (ok) {
+        memoryCached = { kind: "v1", base, reason: undefined };
+        return memoryCached;
+      }
+    } catch (error) {
+      memoryCached = {
+        kind: undefined,
+        base: undefined,
+        reason: `no writable memory cgroup (${base}: ${(error as NodeJS.ErrnoException).code})`,
+      };
+      return memoryCached;
+    }
+  }
+  memoryCached = {
+    kind: undefined,
+    base: undefined,
+    reason: support.reason ?? "no cgroup with the memory controller can be created here",
+  };
+  return memoryCached;
+}
+
+/**
+ * Caps one command's memory at `bytes`: in its own cgroup `tracking` (v2), or in a cgroup of the v1
+ * memory hierarchy made for it (returned: the command joins it too). Swap counts against the limit
+ * where the kernel accounts it, so the cap is not a way into swap. Undefined when no cap applies.
+ */
+export function capMemory(name: string, bytes: number, tracking: string | undefined): string | undefined {
+  const support = memorySupport();
+  const limit = String(Math.floor(bytes));
+  if (support.kind === "v2" && tracking) {
+    try {
+      writeFileSync(path.join(tracking, "memory.max"), limit);
+      try {
+        writeFileSync(path.join(tracking, "memory.swap.max"), "0");
+      } catch {
+        // No swap accounting: nothing to keep out of.
+      }
+      return tracking;
+    } catch {
+      return undefined;
+    }
+  }
+  if (support.kind === "v1" && support.base) {
+    const dir = path.join(support.base, `toolbelt-${name.replace(/[^A-Za-z0-9_.-]/g, "_")}`);
+    try {
+      mkdirSync(dir);
+      writeFileSync(path.join(dir, "memory.limit_in_bytes"), limit);
+      try {
+        writeFileSync(path.join(dir, "memory.memsw.limit_in_bytes"), limit);
+      } catch {
+        // No swap accounting (or none configured).
+      }
+      return dir;
+    } catch {
+      removeCgroup(dir);
+    }
+  }
+  return undefined;
+}
+
+/** How many times the kernel killed a process of this memory cgroup for going over its limit. */
+export function oomKills(dir: string): number {
+  for (const file of ["memory.events", "memory.oom_control"]) {
+    try {
+      const m = /^oom_kill (\d+)$/m.exec(readFileSync(path.join(dir, file), "utf8"));
+      if (m) return Number(m[1]);
+    } catch {
+      // The other hierarchy's file, or the cgroup is gone.
+    }
+  }
+  return 0;
+}

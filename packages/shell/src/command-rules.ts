@@ -83,24 +83,50 @@ const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh",
 const LOADER_VARIABLE =
   /^(PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|IFS|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|NODE_OPTIONS|BASH_FUNC_.*|GIT_\w*|PYTHONPATH|PERL5OPT|RUBYOPT)$/;
 
-/** Builtins that take variable names: a name like `a[$(cmd)]` runs `cmd` when its subscript is evaluated. */
-const NAME_TAKING: ReadonlySet<string> = new Set([
-  "printf",
-  "read",
-  "declare",
-  "typeset",
-  "local",
-  "export",
-  "readonly",
-  "unset",
-  "mapfile",
-  "readarray",
-  "getopts",
-  "wait",
-  "test",
-  "[",
-  "[[",
-]);
+/**
+ * Builtins that take variable names: a name like `a[$(cmd)]` runs `cmd` when its subscript is
+ * evaluated, so a name only known at run time (`printf -v "$n"`) is as opaque as one with a
+ * substitution in its subscript. The value lists the options whose value is a name; `all`: every
+ * argument may be a name.
+ */
+const NAME_TAKING: Record<string, readonly string[] | "all"> = {
+  printf: ["-v"],
+  wait: ["-p"],
+  test: ["-v", "-R"],
+  "[": ["-v", "-R"],
+  read: "all",
+  mapfile: "all",
+  readarray: "all",
+  getopts: "all",
+  declare: "all",
+  typeset: "all",
+  local: "all",
+  export: "all",
+  readonly: "all",
+  unset: "all",
+};
+
+/** Whether a word given as a variable name could make bash evaluate a subscript with a command in it. */
+function evaluatedName(word: Word): boolean {
+  return !word.literal || /\[[^\]]*[$`]/.test(word.value);
+}
+
+/** The words of a name-taking builtin's arguments that bash reads as variable names. */
+function nameWords(base: string, words: readonly Word[]): Word[] {
+  const spec = NAME_TAKING[base];
+  if (spec === undefined) return [];
+  if (spec === "all") return words.slice(1);
+  const out: Word[] = [];
+  words.forEach((w, i) => {
+    const option = spec.find((o) => w.value.startsWith(o));
+    if (i === 0 || !option) return;
+    // `-v name` or `-vname`.
+    const next = words[i + 1];
+    if (w.value === option && next) out.push(next);
+    else if (w.value !== option) out.push({ value: w.value.slice(option.length), literal: w.literal });
+  });
+  return out;
+}
 
 const ARITHMETIC_TEST = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 
@@ -130,14 +156,103 @@ function evaluatesVariables(node: SyntaxNode): string | undefined {
         ? undefined
         : why;
     }
-    case "expansion":
-      return /@P\}$/.test(node.text)
-        ? "${…@P} expands a variable as a prompt, which can run commands"
-        : undefined;
+    case "expansion": {
+      if (/@P\}$/.test(node.text)) return "${…@P} expands a variable as a prompt, which can run commands";
+      const parts = node.children.filter((c): c is SyntaxNode => c !== null);
+      // `${!n}`: n's value names the variable read, and a subscript in that name is evaluated.
+      // (`${!a[@]}`, `${!prefix*}` list keys and names: nothing is evaluated.)
+      if (parts[1]?.type === "!" && !/[@*]\]?\}$/.test(node.text))
+        return "an indirect expansion reads the variable its value names, which can run commands";
+      // `${x:offset:length}`: both are arithmetic.
+      const colon = parts.findIndex((c) => !c.isNamed && c.type === ":");
+      if (colon !== -1 && !parts.slice(colon + 1).every((c) => !c.isNamed || numeric(c))) return why;
+      return undefined;
+    }
+    case "unary_expression": {
+      // `[[ -v name ]]`, `[[ -R name ]]`: a subscript in the name is evaluated.
+      const op = node.namedChildren[0];
+      const operand = node.namedChildren[1];
+      if (!op || !/^-[vR]$/.test(op.text) || !operand) return undefined;
+      const name = literal(operand);
+      return name === undefined || /\[[^\]]*[$`]/.test(name) ? why : undefined;
+    }
     default:
       return undefined;
   }
 }
+
+/** What bash expands in text the parser left plain: substitutions, process substitutions, `$[…]`. */
+const UNSEEN_SUBSTITUTION = /`|\$\(|\$\[|[<>]\(/;
+/** Nodes whose text bash takes literally: quotes, `$'…'`, comments. */
+const LITERAL_TEXT: ReadonlySet<string> = new Set(["raw_string", "ansi_c_string", "comment"]);
+
+/**
+ * The first node whose own text (what its children do not cover) holds a substitution the parser did
+ * not recognise as one: a backquote in the word of `${x-…}`, in an unquoted here-document body, and
+ * whatever else the grammar reads as plain text while bash runs it. Nothing the walker cannot see may
+ * run under an allow rule, so such a line asks.
+ */
+function unseenSubstitution(rootNode: SyntaxNode): SyntaxNode | undefined {
+  const stack: SyntaxNode[] = [rootNode];
+  while (stack.length > 0) {
+    const node = stack.pop() as SyntaxNode;
+    if (LITERAL_TEXT.has(node.type)) continue;
+    const children = node.children.filter((c): c is SyntaxNode => c !== null);
+    // `<<'EOF'`, `<<"EOF"`, `<<\EOF`: a quoted delimiter leaves the body as it is.
+    const literalBody =
+      node.type === "heredoc_redirect" &&
+      /['"\\]/.test(children.find((c) => c.type === "heredoc_start")?.text ?? "");
+    if (node.isNamed) {
+      let own = "";
+      let at = node.startIndex;
+      for (const child of children) {
+        own += node.text.slice(at - node.startIndex, child.startIndex - node.startIndex);
+        at = child.endIndex;
+      }
+      own += node.text.slice(at - node.startIndex);
+      if (UNSEEN_SUBSTITUTION.test(own.replace(/\\[\s\S]/g, ""))) return node;
+    }
+    for (const child of children)
+      if (!(literalBody && (child.type === "heredoc_body" || child.type === "heredoc_content")))
+        stack.push(child);
+  }
+  return undefined;
+}
+
+/**
+ * Long options that name a file the command writes, whatever the command (`git diff --output=F`,
+ * `curl --output F`, `wget --output-document F`): judged by the write rules like a redirect target.
+ */
+const OUTPUT_OPTIONS: ReadonlySet<string> = new Set([
+  "--output",
+  "--output-file",
+  "--output-document",
+  "--out-file",
+  "--outfile",
+  "--log-file",
+  "--append-output",
+]);
+
+/** Short options that name a written file, for the commands where they mean that (`grep -o` does not). */
+const SHORT_OUTPUT_OPTIONS: Record<string, readonly string[]> = {
+  sort: ["-o"],
+  curl: ["-o"],
+  wget: ["-O", "-o", "-a"],
+  gcc: ["-o"],
+  "g++": ["-o"],
+  cc: ["-o"],
+  "c++": ["-o"],
+  clang: ["-o"],
+  "clang++": ["-o"],
+  ld: ["-o"],
+  as: ["-o"],
+  go: ["-o"],
+  rustc: ["-o"],
+  pandoc: ["-o"],
+};
+
+/** `--output json` (aws, az, gcloud): a format, not a file. */
+const OUTPUT_FORMATS = /^(json|jsonc|yaml|yml|text|table|tsv|csv|none|wide|name|raw|plain)$/;
 
 /** Redirect targets that are not files. */
 const NOT_A_FILE = /^\/dev\/(null|stdin|stdout|stderr|fd\/\d+|tty)$/;
@@ -230,6 +345,11 @@ class Walker {
       // Bash reads these as word characters where the parser sees blanks: the words could differ.
       if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)/.test(source))
         this.out.commands.push(opaque(source, "it holds control characters"));
+      const unseen = unseenSubstitution(tree.rootNode);
+      if (unseen)
+        this.out.commands.push(
+          opaque(unseen.text, "it holds a substitution toolbelt cannot see into (it would run unjudged)"),
+        );
       this.visit(tree.rootNode);
     } finally {
       tree.delete();
@@ -263,6 +383,7 @@ class Walker {
         // `export PATH=…`, `declare -x`, `local`: judged as a command of their own, so an allow rule
         // covering the rest does not silently cover them; their values may hold substitutions.
         this.out.commands.push({ words: node.text.split(/\s+/), text: node.text });
+        this.declaration(node);
         for (const child of named(node))
           if (child.type === "variable_assignment") this.assignment(child);
           else this.visit(child);
@@ -275,6 +396,25 @@ class Walker {
       default:
         for (const child of named(node)) this.visit(child);
     }
+  }
+
+  /** `declare -n`, `unset "$n"`, `export a[$(cmd)]`: names bash evaluates, or references to them. */
+  private declaration(node: SyntaxNode): void {
+    const args = named(node).filter((c) => c.type !== "variable_assignment");
+    if (args.some((c) => /^-[a-zA-Z]*n/.test(c.text))) {
+      this.out.commands.push(
+        opaque(node.text, "it declares a name reference, which can evaluate a subscript"),
+      );
+      return;
+    }
+    const words = args.map((c): Word => {
+      const value = literal(c);
+      return value === undefined ? { value: c.text, literal: false } : { value, literal: true };
+    });
+    if (words.some((w) => !w.value.startsWith("-") && evaluatedName(w)))
+      this.out.commands.push(
+        opaque(node.text, "it takes a variable name that could evaluate a subscript with a command in it"),
+      );
   }
 
   private assignment(node: SyntaxNode): void {
@@ -378,8 +518,10 @@ class Walker {
       this.out.commands.push(opaque(text, "let evaluates arithmetic, which can run commands"));
       return;
     }
-    if (NAME_TAKING.has(base) && values.slice(1).some((v) => /\[[^\]]*[$`]/.test(v))) {
-      this.out.commands.push(opaque(text, `${base} evaluates the array subscript in its arguments`));
+    if (nameWords(base, words).some(evaluatedName)) {
+      this.out.commands.push(
+        opaque(text, `${base} takes a variable name that could evaluate a subscript with a command in it`),
+      );
       return;
     }
     if (base === "source" || base === "." || base === "trap") {
@@ -387,6 +529,32 @@ class Walker {
       return;
     }
     this.out.commands.push({ words: values, text });
+    this.optionWrites(base, words, text);
+  }
+
+  /** Files a command writes through its options (`--output=FILE`, `sort -o FILE`): writes, like `> FILE`. */
+  private optionWrites(base: string, words: readonly Word[], text: string): void {
+    const short = SHORT_OUTPUT_OPTIONS[base] ?? [];
+    for (let i = 1; i < words.length; i++) {
+      const w = words[i] as Word;
+      if (w.value === "--") break;
+      let target: Word | undefined;
+      const long = /^(--[a-z][a-z-]*)(=|$)/.exec(w.value);
+      if (long && OUTPUT_OPTIONS.has(long[1] as string)) {
+        target = long[2]
+          ? { value: w.value.slice((long[1] as string).length + 1), literal: w.literal }
+          : words[++i];
+      } else {
+        const option = short.find((o) => w.value.startsWith(o));
+        if (option)
+          target =
+            w.value === option ? words[++i] : { value: w.value.slice(option.length), literal: w.literal };
+      }
+      if (!target) continue;
+      if (!target.literal) this.out.commands.push(opaque(text, "it writes to a file only known at run time"));
+      else if (target.value !== "-" && !NOT_A_FILE.test(target.value) && !OUTPUT_FORMATS.test(target.value))
+        this.out.writes.push(target.value);
+    }
   }
 
   private shell(words: Word[], text: string): void {

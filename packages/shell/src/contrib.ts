@@ -1,3 +1,4 @@
+import os from "node:os";
 import {
   type ConfigContribution,
   type ContributedKeys,
@@ -28,6 +29,13 @@ export function sandboxMode(config: Pick<ToolbeltConfig, "agent">): SandboxMode 
 const STRICTNESS: Record<SandboxMode, number> = { off: 0, "best-effort": 1, required: 2 };
 /** Processes one sandboxed command may run at once unless agent.shell_max_processes says. */
 export const DEFAULT_MAX_PROCESSES = 1024;
+/**
+ * Memory one command may use unless agent.shell_max_memory_mib says: three quarters of the machine's,
+ * so a runaway command is killed before it takes toolbelt and the rest of the machine down with it.
+ */
+export const DEFAULT_MAX_MEMORY_MIB = Math.max(256, Math.floor((os.totalmem() * 0.75) / 2 ** 20));
+/** The size one file a command writes may reach unless agent.shell_max_file_mib says. */
+export const DEFAULT_MAX_FILE_MIB = 4096;
 
 const keys = {
   "agent.shell_sandbox": {
@@ -73,6 +81,24 @@ const keys = {
       .optional()
       .describe("Processes (and threads) one sandboxed command may run at once; default 1024"),
     trust: trustRules.atMost(DEFAULT_MAX_PROCESSES),
+  },
+  "agent.shell_max_memory_mib": {
+    schema: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("MiB of memory one command may use (cgroup); default three quarters of the machine's"),
+    trust: trustRules.atMost(DEFAULT_MAX_MEMORY_MIB),
+  },
+  "agent.shell_max_file_mib": {
+    schema: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("MiB one file written by a command may reach (RLIMIT_FSIZE); default 4096"),
+    trust: trustRules.atMost(DEFAULT_MAX_FILE_MIB),
   },
   "agent.shell_network": {
     schema: z

@@ -1,9 +1,11 @@
 import type { DoctorCheck, DoctorContext } from "@toolbelt/core";
-import { cgroupSupport } from "./cgroup.js";
+import { cgroupSupport, memorySupport } from "./cgroup.js";
 import { sandboxMode } from "./contrib.js";
 import { shell } from "./launch.js";
+import { MAX_LAYOUT_DIRS } from "./protected-layout.js";
 import { loadPty } from "./pty.js";
 import {
+  commandLimits,
   LANDLOCK_NET_ABI,
   landlockEnabledInKernel,
   maxProcesses,
@@ -53,6 +55,7 @@ export async function shellDoctor(ctx: DoctorContext): Promise<DoctorCheck[]> {
   });
   checks.push(...trackingChecks(ctx, usable && mode !== "off"));
   checks.push(networkCheck(ctx));
+  checks.push(socketsCheck(ctx));
   const pty = await loadPty();
   checks.push({ name: "pty", status: pty.module ? "ok" : "missing", detail: pty.detail });
   return checks;
@@ -70,7 +73,7 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
     detail: !sandboxed
       ? "commands do not run under Landlock, so protected paths are not bound read-only"
       : probe.isolation.ok
-        ? `${protectedList} are read-only for commands (${probe.isolation.detail}); files created later are reported as protected_changed`
+        ? `${protectedList} are read-only for commands (${probe.isolation.detail}), and so are the hooks and config of nested repositories and submodules, .git files and HEAD files found within the first ${MAX_LAYOUT_DIRS} directories of the root; files created later are reported as protected_changed`
         : `protected paths stay writable for commands (${probe.isolation.detail}); changes are reported as protected_changed`,
   });
   const root = typeof process.getuid === "function" && process.getuid() === 0;
@@ -106,6 +109,24 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
         ? `${caps.join(" and ")} (agent.shell_max_processes)`
         : "no cap applies: running as root (RLIMIT_NPROC is not enforced) and no cgroup with pids.max can be created",
   });
+  const limits = commandLimits(ctx.config);
+  const memory = memorySupport();
+  checks.push({
+    name: "memory-limit",
+    status: !probe.runs ? "unavailable" : memory.kind ? "ok" : "unavailable",
+    detail: !probe.runs
+      ? "without the sandbox helper, commands run without a memory limit"
+      : memory.kind
+        ? `${limits.memoryMib} MiB per command (agent.shell_max_memory_mib), cgroup ${memory.kind} memory controller: a command over it is killed and the result says limits_hit: memory`
+        : `no memory limit can be set here (${memory.reason}): a command can use all the machine's memory`,
+  });
+  checks.push({
+    name: "file-size-limit",
+    status: probe.runs ? "ok" : "unavailable",
+    detail: probe.runs
+      ? `${limits.fileMib} MiB per file a command writes (agent.shell_max_file_mib, RLIMIT_FSIZE; as root without CAP_SYS_RESOURCE, so it cannot be lifted): writing past it fails and the result says limits_hit: file_size. It bounds each file, not the total a command writes`
+      : "without the sandbox helper, commands run without a file-size limit",
+  });
   return checks;
 }
 
@@ -134,5 +155,29 @@ function networkCheck(ctx: DoctorContext): DoctorCheck {
     name: "sandbox-network",
     status: off ? "unavailable" : "skipped",
     detail: `${setting}; network off cannot be enforced here (${networkOffUnavailable(probe)})${off ? ": shell commands and sandboxed language servers refuse to run" : ""}`,
+  };
+}
+
+/** Whether network off also hides the unix sockets local daemons listen on (docker, dbus, databases). */
+function socketsCheck(ctx: DoctorContext): DoctorCheck {
+  const probe = probeSandbox();
+  const off = networkOff(ctx.config);
+  const mechanism = networkOffMechanism(probe);
+  if (mechanism === "unavailable")
+    return {
+      name: "sandbox-unix-sockets",
+      status: off ? "unavailable" : "skipped",
+      detail: "network off cannot be enforced here at all (see sandbox-network)",
+    };
+  if (probe.isolation.ok)
+    return {
+      name: "sandbox-unix-sockets",
+      status: off ? "ok" : "skipped",
+      detail: `${off ? "agent.shell_network is off" : 'with agent.shell_network "off"'}: every unix socket a daemon listens on in the file system (docker, dbus, a database under /run, /var/run, /tmp…) has /dev/null bound over it for the command, so connecting is refused; sockets created after the command started are not covered`,
+    };
+  return {
+    name: "sandbox-unix-sockets",
+    status: off ? "unavailable" : "skipped",
+    detail: `NOT HIDDEN: no private mount namespace here (${probe.isolation.detail}), so with agent.shell_network "off" commands can still connect to the unix sockets of local daemons (docker, dbus, databases): a docker socket is root on this machine`,
   };
 }

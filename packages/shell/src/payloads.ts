@@ -32,7 +32,7 @@ export const shellResultPayload = z.object({
     .array(z.string())
     .optional()
     .describe(
-      "protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config) the command created, changed or removed",
+      "protected paths (configs/app.json, .mcp.json, .toolbelt/, .git/hooks/, .git/config, a nested repository's `.git`, a `HEAD`) the command created, changed or removed: a read-only bind cannot cover a file that does not exist yet",
     ),
   sandbox_denied: z
     .array(
@@ -49,6 +49,13 @@ export const shellResultPayload = z.object({
     .describe(
       "a denial the output reports whose path could not be told apart: what the sandbox lets it write",
     ),
+  limits_hit: z
+    .array(z.enum(["memory", "file_size"]))
+    .optional()
+    .describe(
+      "the limits the command ran into: `memory` (a process was killed for going over agent.shell_max_memory_mib), `file_size` (a file reached agent.shell_max_file_mib)",
+    ),
+  limit_note: z.string().optional().describe("what was hit, the limit and the setting that raises it"),
 });
 
 /** A command started with run_in_background. */

@@ -14,6 +14,8 @@ export interface Target {
   mark: string;
   /** The command's own cgroup, when one could be created: what a process cannot leave. */
   cgroup?: string | undefined;
+  /** Its memory cgroup when that is another one (cgroup v1), removed with it. */
+  memoryCgroup?: string | undefined;
 }
 
 export interface TerminateResult {
@@ -209,7 +211,10 @@ async function waitGone(target: Target, ms: number): Promise<boolean> {
  */
 export async function terminate(target: Target, graceMs = KILL_GRACE_MS): Promise<TerminateResult> {
   const result = await terminateNow(target, graceMs);
-  if (target.cgroup && result.survivors === 0) removeCgroup(target.cgroup);
+  if (result.survivors === 0) {
+    if (target.cgroup) removeCgroup(target.cgroup);
+    if (target.memoryCgroup) removeCgroup(target.memoryCgroup);
+  }
   return result;
 }
 

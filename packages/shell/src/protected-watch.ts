@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { sandboxProtectedPaths } from "./sandbox.js";
+import { type ProtectedLayout, protectedLayout } from "./protected-layout.js";
 
 /** Entries of a protected directory looked at; past this the snapshot notes that it stopped. */
 const MAX_ENTRIES = 2000;
@@ -32,8 +32,22 @@ function fingerprint(abs: string): string | undefined {
   }
 }
 
-export function snapshotProtected(root: string): ProtectedSnapshot {
+/**
+ * Fingerprints of the protected paths of `layout` (walked now when not given): everything beneath the
+ * read-only ones, only the existence of nested `.git` directories (git changes what is inside them).
+ */
+export function snapshotProtected(
+  root: string,
+  layout: ProtectedLayout = protectedLayout(root),
+): ProtectedSnapshot {
   const snap: ProtectedSnapshot = new Map();
+  for (const rel of layout.present) {
+    try {
+      snap.set(rel, `${rel}\0present:${lstatSync(path.join(root, rel)).mode & 0o170000}`);
+    } catch {
+      // Gone already: the comparison sees it missing.
+    }
+  }
   let budget = MAX_ENTRIES;
   const visit = (rel: string, top: string) => {
     if (budget-- <= 0) {
@@ -54,7 +68,7 @@ export function snapshotProtected(root: string): ProtectedSnapshot {
       for (const name of names) visit(path.join(rel, name), top);
     }
   };
-  for (const rel of sandboxProtectedPaths()) visit(rel, rel);
+  for (const rel of layout.readOnly) visit(rel, rel);
   return snap;
 }
 
@@ -64,5 +78,6 @@ export function protectedChanges(before: ProtectedSnapshot, after: ProtectedSnap
   const topOf = (value: string) => value.slice(0, value.indexOf("\0"));
   for (const [rel, value] of before) if (after.get(rel) !== value) changed.add(topOf(value) || rel);
   for (const [rel, value] of after) if (!before.has(rel)) changed.add(topOf(value) || rel);
-  return [...changed].sort();
+  // A repository created whole (`made/.git`) is one change, not also its hooks and config.
+  return [...changed].filter((c) => ![...changed].some((o) => c.startsWith(`${o}/`))).sort();
 }

@@ -48,6 +48,7 @@ export function renderShellResult(p: ShellResult): string {
     ],
     ["Sandbox-Denied", p.sandbox_denied?.length ? p.sandbox_denied.map(denialText).join("; ") : undefined],
     ["Sandbox-Note", p.sandbox_note],
+    ["Limits-Hit", p.limits_hit?.length ? `${p.limits_hit.join(", ")}: ${p.limit_note ?? ""}` : undefined],
     [
       "Leftover-Processes",
       p.leftover_processes

@@ -5,8 +5,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { ENV, PROTECTED_PATHS, readEnv } from "@toolbelt/core/internal";
-import { createCommandCgroup, removeCgroup } from "./cgroup.js";
-import { type SandboxMode, sandboxMode } from "./contrib.js";
+import { capMemory, createCommandCgroup, removeCgroup } from "./cgroup.js";
+import { DEFAULT_MAX_FILE_MIB, DEFAULT_MAX_MEMORY_MIB, type SandboxMode, sandboxMode } from "./contrib.js";
+import { type ProtectedLayout, protectedLayout } from "./protected-layout.js";
 
 /** What a result says about the sandbox it ran under. */
 export type SandboxStatus = "landlock" | "unavailable" | "off";
@@ -71,21 +72,7 @@ export function networkOffUnavailable(probe: SandboxProbe = probeSandbox()): str
 /** Processes and threads one sandboxed command may run at once, unless agent.shell_max_processes says. */
 export const DEFAULT_MAX_PROCESSES = 1024;
 
-/**
- * The protected paths a sandboxed command sees read-only. Of `.git/` only what runs code or redirects
- * git (hooks, config): objects, refs and the index stay writable so `git commit` and `git checkout`
- * work. `node_modules/.bin/` stays writable for `npm install` (the lsp family never runs repo-local
- * binaries of an untrusted project).
- */
-export function sandboxProtectedPaths(): string[] {
-  const out: string[] = [];
-  for (const pattern of PROTECTED_PATHS) {
-    if (pattern === ".git/") out.push(".git/hooks", ".git/config");
-    else if (pattern === "node_modules/.bin/") continue;
-    else out.push(pattern.replace(/\/+$/, ""));
-  }
-  return out;
-}
+export { sandboxProtectedPaths } from "./protected-layout.js";
 
 /** Device files a shell and common tools write to. */
 const DEVICE_PATHS = [
@@ -303,6 +290,13 @@ export interface SandboxPlan {
   readOnly: boolean;
   /** The command's cgroup, when one was created (the caller removes it once the command is done). */
   cgroup?: string;
+  /**
+   * The cgroup whose memory limit applies to the command (the same as `cgroup` on cgroup v2, one of
+   * its own on v1, which `releaseCgroups` removes), when one could be set.
+   */
+  memoryCgroup?: string;
+  /** The limits the command runs under (see `commandLimits`). */
+  limits?: CommandLimits;
   /** agent.shell_network is off, and how the helper enforces it. */
   network?: Exclude<NetworkOffMechanism, "unavailable">;
 }
@@ -317,6 +311,8 @@ export interface SandboxScope {
   mark?: string;
   /** More paths the command reads while reads are confined (a language server's own install). */
   reads?: string[];
+  /** The protected paths to bind read-only, when the caller already walked for them. */
+  layout?: ProtectedLayout;
 }
 
 function expandHome(p: string): string {
@@ -325,13 +321,50 @@ function expandHome(p: string): string {
   return p;
 }
 
-/** Options every run through the helper gets: the cgroup to join and the watcher. */
-function tracking(scope: SandboxScope, cap: number | "max"): { args: string[]; cgroup?: string } {
-  if (!scope.mark) return { args: [] };
+/** What one command may use: memory (a cgroup) and the size of one file it writes (RLIMIT_FSIZE). */
+export interface CommandLimits {
+  memoryMib: number;
+  fileMib: number;
+  /** The memory limit applies (a cgroup with the memory controller was set up for the command). */
+  memory: boolean;
+}
+
+export function commandLimits(config: ToolbeltConfig): Omit<CommandLimits, "memory"> {
+  return {
+    memoryMib: config.agent.shell_max_memory_mib ?? DEFAULT_MAX_MEMORY_MIB,
+    fileMib: config.agent.shell_max_file_mib ?? DEFAULT_MAX_FILE_MIB,
+  };
+}
+
+/**
+ * Options every run through the helper gets: the cgroup to join (capped at `cap` tasks), the memory
+ * limit and the file-size limit, and the watcher.
+ */
+function tracking(
+  config: ToolbeltConfig,
+  scope: SandboxScope,
+  cap: number | "max",
+): { args: string[]; cgroup?: string; memoryCgroup?: string; limits: CommandLimits } {
+  const wanted = commandLimits(config);
+  const args = ["--fsize", String(wanted.fileMib * 2 ** 20)];
+  if (!scope.mark) return { args, limits: { ...wanted, memory: false } };
   const cgroup = createCommandCgroup(scope.mark, cap);
-  const args = cgroup ? ["--cgroup", cgroup] : [];
+  if (cgroup) args.push("--cgroup", cgroup);
+  const memoryCgroup = capMemory(scope.mark, wanted.memoryMib * 2 ** 20, cgroup);
+  if (memoryCgroup && memoryCgroup !== cgroup) args.push("--also-cgroup", memoryCgroup);
   args.push("--watch", scope.mark);
-  return cgroup ? { args, cgroup } : { args };
+  return {
+    args,
+    ...(cgroup ? { cgroup } : {}),
+    ...(memoryCgroup ? { memoryCgroup } : {}),
+    limits: { ...wanted, memory: memoryCgroup !== undefined },
+  };
+}
+
+/** Removes the cgroups a plan made once its command is done (a cgroup still in use stays). */
+export function releaseCgroups(plan: Pick<SandboxPlan, "cgroup" | "memoryCgroup">): void {
+  if (plan.memoryCgroup && plan.memoryCgroup !== plan.cgroup) removeCgroup(plan.memoryCgroup);
+  if (plan.cgroup) removeCgroup(plan.cgroup);
 }
 
 /**
@@ -347,7 +380,7 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
   const mechanism = networkOffMechanism(probe);
   // Fail closed: a command asked to run without network never runs with it.
   if (mechanism === "unavailable" || !plan.prefix.includes("--")) {
-    if (plan.cgroup) removeCgroup(plan.cgroup);
+    releaseCgroups(plan);
     throw new ToolbeltError(
       "EUNAVAILABLE",
       `agent.shell_network is "off" but this machine cannot take the network away from a command, so it does not run: ${networkOffUnavailable(probe)}. Set agent.shell_network to "on" in your own config to run it with network.`,
@@ -358,6 +391,9 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
   const net = ["--net-off"];
   const via = forcedVia();
   if (via) net.push("--net-via", via);
+  // Local daemons' sockets (docker, dbus, databases) are network too; hiding them takes a private
+  // mount namespace (doctor's sandbox-unix-sockets says when there is none).
+  if (probe.isolation.ok) net.push("--hide-sockets");
   plan.prefix.splice(end, 0, ...net);
   plan.network = mechanism;
   return plan;
@@ -370,9 +406,11 @@ function planFiles(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
     const plan: SandboxPlan = { status, prefix: [], readOnly: false };
     if (reason) plan.reason = reason;
     if (!probe.runs || !probe.helper) return plan;
-    const t = tracking(scope, "max");
+    const t = tracking(config, scope, "max");
     plan.prefix = [probe.helper, "--no-landlock", ...t.args, "--"];
     if (t.cgroup) plan.cgroup = t.cgroup;
+    if (t.memoryCgroup) plan.memoryCgroup = t.memoryCgroup;
+    plan.limits = t.limits;
     return plan;
   };
   if (mode === "off") return trackOnly("off");
@@ -400,14 +438,16 @@ function planFiles(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
     for (const p of confinedReadPaths(config, scope.root, scope.reads)) prefix.push("--read", p);
   }
   if (probe.isolation.ok) {
-    for (const rel of sandboxProtectedPaths()) prefix.push("--ro", path.join(scope.root, rel));
+    const layout = scope.layout ?? protectedLayout(scope.root);
+    for (const rel of layout.readOnly) prefix.push("--ro", path.join(scope.root, rel));
   }
   const cap = maxProcesses(config);
   prefix.push("--nproc", String(cap));
-  const t = tracking(scope, cap);
+  const t = tracking(config, scope, cap);
   prefix.push(...t.args, "--");
-  const plan: SandboxPlan = { status: "landlock", prefix, readOnly: probe.isolation.ok };
+  const plan: SandboxPlan = { status: "landlock", prefix, readOnly: probe.isolation.ok, limits: t.limits };
   if (t.cgroup) plan.cgroup = t.cgroup;
+  if (t.memoryCgroup) plan.memoryCgroup = t.memoryCgroup;
   return plan;
 }
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { defineTool, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
-import { removeCgroup } from "./cgroup.js";
+import { oomKills } from "./cgroup.js";
 import { shellRuleSubjects } from "./command-rules.js";
 import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
@@ -19,10 +19,11 @@ import {
   track,
   untrack,
 } from "./process-group.js";
+import { type ProtectedLayout, protectedLayout } from "./protected-layout.js";
 import { protectedChanges, snapshotProtected } from "./protected-watch.js";
 import { loadPty, type PtyModule } from "./pty.js";
 import { renderShellResult, renderShellStarted } from "./result-text.js";
-import { planSandbox, type SandboxPlan } from "./sandbox.js";
+import { planSandbox, releaseCgroups, type SandboxPlan } from "./sandbox.js";
 import {
   describeWritable,
   noteNetwork,
@@ -88,6 +89,8 @@ function mewboToInput(input: Record<string, unknown>): Record<string, unknown> {
 
 interface Prepared {
   cwd: { abs: string; rel: string };
+  /** The protected paths as they were when the command was planned (bound read-only, then compared). */
+  layout: ProtectedLayout;
   tmpdir: string;
   plan: SandboxPlan;
   env: Record<string, string>;
@@ -109,12 +112,13 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     });
   const tmpdir = state.tmpdir();
   const mark = state.nextMark();
-  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir, mark });
+  const layout = protectedLayout(ctx.root);
+  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir, mark, layout });
   let pty: PtyModule | undefined;
   if (input.tty) {
     const loaded = await loadPty();
     if (!loaded.module) {
-      if (plan.cgroup) removeCgroup(plan.cgroup);
+      releaseCgroups(plan);
       throw new ToolbeltError(
         "EUNAVAILABLE",
         `tty: true needs a pseudo-terminal, and none is available here: ${loaded.detail}`,
@@ -131,7 +135,7 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     tty: input.tty,
     policy: ctx.config.agent.shell_env,
   });
-  return { cwd, tmpdir, plan, env, mark, pty };
+  return { cwd, layout, tmpdir, plan, env, mark, pty };
 }
 
 function startFailed(status: ExitStatus): ToolbeltError {
@@ -157,7 +161,7 @@ async function runForeground(
   prep: Prepared,
 ): Promise<ShellResult> {
   const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
-  const before = snapshotProtected(ctx.root);
+  const before = snapshotProtected(ctx.root, prep.layout);
   const started = performance.now();
   // Output streams as shell_output events while the command runs (shell_id: the call's id), so a
   // person watching sees progress, not silence until the end.
@@ -181,10 +185,15 @@ async function runForeground(
     },
   });
   if (launched.pid < 0) {
-    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    releaseCgroups(prep.plan);
     throw startFailed(await launched.exited);
   }
-  const target: Target = { pgid: launched.pid, mark: prep.mark, cgroup: prep.plan.cgroup };
+  const target: Target = {
+    pgid: launched.pid,
+    mark: prep.mark,
+    cgroup: prep.plan.cgroup,
+    memoryCgroup: prep.plan.memoryCgroup,
+  };
   track(launched.pid);
   const release = state.runningForeground(target);
   let timedOut = false;
@@ -205,11 +214,14 @@ async function runForeground(
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   if (ctx.signal.aborted) onAbort();
   let leftovers = 0;
+  let memoryKills = 0;
   let status: ExitStatus;
   let durationMs: number;
   try {
     status = await launched.exited;
     durationMs = Math.round(performance.now() - started);
+    // Read at once: the watcher removes the cgroup when nothing of the command is left.
+    if (prep.plan.memoryCgroup) memoryKills = oomKills(prep.plan.memoryCgroup);
     clearTimeout(timer);
     if (status.error) throw startFailed(status);
     // Output still in the pipe arrives now; if something the command started keeps the pipe
@@ -226,7 +238,8 @@ async function runForeground(
     ctx.signal.removeEventListener("abort", onAbort);
     release();
     untrack(launched.pid);
-    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    if (prep.plan.memoryCgroup) memoryKills = Math.max(memoryKills, oomKills(prep.plan.memoryCgroup));
+    releaseCgroups(prep.plan);
     stream.end();
   }
   const changed = protectedChanges(before, snapshotProtected(ctx.root));
@@ -257,9 +270,36 @@ async function runForeground(
   if (leftovers > 0) result.leftover_processes = leftovers;
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
   if (changed.length) result.protected_changed = changed;
+  noteLimits(result, prep.plan, memoryKills, output.text);
   if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
   noteNetwork(result, prep.plan.network, output.text);
   return result;
+}
+
+/** A line in which a shell or a program reports hitting RLIMIT_FSIZE (SIGXFSZ, or EFBIG). */
+const FILE_TOO_LARGE = /File size limit exceeded|File too large/;
+
+/** Says when the command hit its memory or file-size limit, and which setting raises it. */
+function noteLimits(result: ShellResult, plan: SandboxPlan, memoryKills: number, output: string): void {
+  const limits = plan.limits;
+  if (!limits) return;
+  const hit: Array<"memory" | "file_size"> = [];
+  const notes: string[] = [];
+  if (memoryKills > 0) {
+    hit.push("memory");
+    notes.push(
+      `a process was killed for using more than ${limits.memoryMib} MiB of memory (agent.shell_max_memory_mib)`,
+    );
+  }
+  if (result.signal === "SIGXFSZ" || FILE_TOO_LARGE.test(output)) {
+    hit.push("file_size");
+    notes.push(
+      `a file reached the ${limits.fileMib} MiB a command may write to one file (agent.shell_max_file_mib)`,
+    );
+  }
+  if (hit.length === 0) return;
+  result.limits_hit = hit;
+  result.limit_note = `${notes.join("; ")}; raise it in your own config if the command needs more`;
 }
 
 /** Says when a denied write in the output is the sandbox's doing, and what it lets commands write. */
@@ -293,7 +333,9 @@ async function startBackground(
     cwd: prep.cwd.rel,
     mark: prep.mark,
     cgroup: prep.plan.cgroup,
+    memoryCgroup: prep.plan.memoryCgroup,
     root: ctx.root,
+    layout: prep.layout,
     sandbox: prep.plan.status,
     network: prep.plan.network,
     tty: !!prep.pty,
@@ -312,7 +354,7 @@ async function startBackground(
     onData: (chunk) => shell.receive(chunk),
   });
   if (launched.pid < 0) {
-    if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+    releaseCgroups(prep.plan);
     throw startFailed(await launched.exited);
   }
   shell.attach(launched);
@@ -362,7 +404,7 @@ export const shellTool = defineTool({
         : runForeground(input, ctx, state, prep));
     } catch (error) {
       // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
-      if (prep.plan.cgroup) removeCgroup(prep.plan.cgroup);
+      releaseCgroups(prep.plan);
       throw error;
     } finally {
       await watch?.finish().catch(() => {});

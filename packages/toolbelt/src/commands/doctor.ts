@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { CommandWrapper } from "@toolbelt/core";
-import { describeHooks } from "@toolbelt/core/internal";
+import { describeHooks, ruleWarnings } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "../create.js";
 import { loadFamilies } from "../families.js";
@@ -60,6 +60,12 @@ export async function doctor(args: DoctorArgs): Promise<number> {
       detail: `${i.source}: ${i.why}`,
     })),
     ...describeHooks(config, root).map((h) => ({ family: "hooks", ...h })),
+    ...ruleWarnings(config).map((w) => ({
+      family: "rules",
+      name: w.key,
+      status: "warning",
+      detail: `${JSON.stringify(w.rule)}: ${w.why}`,
+    })),
   ];
   for (const plugin of plugins) {
     if (!plugin.doctor) continue;

@@ -36,7 +36,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   // A broken config is a usage error before any client connects; what trust dropped is said once here.
   const resolved = await resolveSessionConfig(root, session);
   if (resolved.config.plugins.length === 0) checkProfile(args.profile);
-  reportIgnored(resolved.trust);
+  reportIgnored(resolved.trust, resolved.config);
   if (args.mcp) {
     const { serveMcp } = await import("../serve-mcp.js");
     await serveMcp({ root, version: version(), ...session });

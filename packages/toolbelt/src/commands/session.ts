@@ -1,6 +1,6 @@
 import path from "node:path";
-import type { ClientInfo, Plugin, Session, TrustInfo } from "@toolbelt/core";
-import { ENV, readEnv } from "@toolbelt/core/internal";
+import type { ClientInfo, Plugin, Session, ToolbeltConfig, TrustInfo } from "@toolbelt/core";
+import { ENV, readEnv, ruleWarnings } from "@toolbelt/core/internal";
 import { openToolbelt } from "../create.js";
 import type { FamilyName } from "../families.js";
 import { UsageError } from "./exit.js";
@@ -26,13 +26,19 @@ export function checkEnvironment(): void {
   }
 }
 
-/** Says on stderr, never silently, what an untrusted project's files asked for and did not get. */
-export function reportIgnored(trust: TrustInfo): void {
-  if (trust.ignored.length === 0) return;
-  const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
-  process.stderr.write(
-    `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
-  );
+/**
+ * Says on stderr, never silently, what an untrusted project's files asked for and did not get, and
+ * (given the config) which permission rules allow more than they seem to.
+ */
+export function reportIgnored(trust: TrustInfo, config?: ToolbeltConfig): void {
+  if (trust.ignored.length > 0) {
+    const lines = trust.ignored.map((i) => `  ${i.key} (${i.source}): ${i.why}\n`);
+    process.stderr.write(
+      `toolbelt: ignored ${trust.ignored.length} project setting${trust.ignored.length === 1 ? "" : "s"}: ${trust.reason}\n${lines.join("")}`,
+    );
+  }
+  for (const w of config ? ruleWarnings(config) : [])
+    process.stderr.write(`toolbelt: warning: ${w.key} ${JSON.stringify(w.rule)}: ${w.why}\n`);
 }
 
 /** The session options the command line gives (serve passes them on to each client's session). */
@@ -67,7 +73,7 @@ export async function openSession(
     await session.close();
     throw error;
   }
-  reportIgnored(session.trust);
+  reportIgnored(session.trust, session.config);
   // Node skips exit handlers on SIGINT/SIGTERM: close the session first so background process
   // groups, language servers and MCP servers do not outlive the CLI.
   const onSignal = (signal: NodeJS.Signals) => {

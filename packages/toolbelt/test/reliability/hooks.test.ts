@@ -425,6 +425,42 @@ describe("hooks under attack", () => {
     expect(existsSync(escaped)).toBe(false);
   });
 
+  it.each([
+    ["--require=./x.cjs", "x.cjs", "require('node:fs').writeFileSync(MARK, 'ran');"],
+    ["--import=./x.mjs", "x.mjs", "import { writeFileSync } from 'node:fs'; writeFileSync(MARK, 'ran');"],
+    [
+      "--import=file://ROOT/x.mjs",
+      "x.mjs",
+      "import { writeFileSync } from 'node:fs'; writeFileSync(MARK, 'ran');",
+    ],
+  ])("a root file named inside an argument (%s) is not run either (issue 27, 5)", async (arg, file, body) => {
+    const root = project();
+    const escaped = path.join(bench.dir, `escaped-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(path.join(root, file), body.replace("MARK", JSON.stringify(escaped)));
+    const config = configWith({
+      before: [
+        {
+          tools: ["read_file"],
+          command: process.execPath,
+          args: [arg.replace("ROOT", root), "-e", "0"],
+        },
+      ],
+    });
+    const read = await run([
+      "run",
+      "read_file",
+      "--root",
+      root,
+      "--config",
+      config,
+      "--input",
+      JSON.stringify({ path: "keep.txt" }),
+    ]);
+    expect(payload(read)).toMatchObject({ code: "EDENIED" });
+    expect(String(payload(read).message)).toContain(`${file} is inside the root and not protected`);
+    expect(existsSync(escaped)).toBe(false);
+  });
+
   it("a bare hook command never resolves through a relative PATH entry to a file of the checkout", async () => {
     const root = project();
     const escaped = path.join(bench.dir, `path-${Math.random().toString(36).slice(2)}`);

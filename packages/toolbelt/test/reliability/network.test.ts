@@ -330,6 +330,74 @@ describe("agent.shell_network", { timeout: 60_000 }, () => {
   );
 });
 
+// Issue 27: a daemon's unix socket on the file system (docker's, dbus's, a database's) is network in
+// all but name: with the network off, a command must not reach one either.
+describe("agent.shell_network off and local daemons' unix sockets", { timeout: 60_000 }, () => {
+  const daemons: Server[] = [];
+  const sockets: string[] = [];
+
+  beforeAll(async () => {
+    const dir = track(tempRoot("tb-net-sock-"));
+    const places = [path.join(dir, "daemon.sock")];
+    // Where real daemons listen, when this user may create a socket there.
+    try {
+      mkdirSync("/run/toolbelt-test", { recursive: true });
+      places.push(`/run/toolbelt-test/daemon-${process.pid}.sock`);
+    } catch {
+      console.log("unix socket tests: /run is not writable here, only a socket under the temp dir is tried");
+    }
+    for (const place of places) {
+      const daemon = createServer((socket) => socket.end("hello-from-daemon\n"));
+      await new Promise<void>((resolve) => daemon.listen(place, resolve));
+      daemons.push(daemon);
+      sockets.push(place);
+    }
+  });
+
+  afterAll(async () => {
+    for (const daemon of daemons) await new Promise((resolve) => daemon.close(resolve));
+    rmSync("/run/toolbelt-test", { recursive: true, force: true });
+  });
+
+  function connectSockets(): string {
+    const js = `const net=require("net");let left=${sockets.length};for(const p of ${JSON.stringify(sockets)}){const s=net.connect(p);s.setTimeout(5000);s.on("data",d=>{console.log("connected "+p+" "+String(d).trim());s.destroy();if(--left===0)process.exit(0)});s.on("timeout",()=>{console.log(p+" timeout");s.destroy();if(--left===0)process.exit(0)});s.on("error",e=>{console.log(p+" "+e.code);if(--left===0)process.exit(0)})}`;
+    return `node -e '${js}'`;
+  }
+
+  it("on: a command reaches them", async () => {
+    const r = await shell(track(tempRoot("tb-net-")), connectSockets());
+    for (const p of sockets) expect(r.stdout).toContain(`connected ${p} hello-from-daemon`);
+  });
+
+  for (const [via, capability, available] of [
+    ["netns", "network-namespace", NETNS],
+    ["landlock", "landlock-network", LANDLOCK_NET],
+  ] as const)
+    it(`off (${via}): connecting to them is refused`, async (ctx) => {
+      need(ctx, capability, !available && `network off by ${via} is not available here`);
+      need(
+        ctx,
+        "mount-namespace",
+        !isolation.startsWith("ok") &&
+          `no private mount namespace here to hide sockets in (${isolation.trim()})`,
+      );
+      const r = await shell(track(tempRoot("tb-net-")), connectSockets(), {
+        config: { agent: { shell_network: "off" } },
+        env: { TOOLBELT_SANDBOX_NETWORK_VIA: via },
+      });
+      expect(r).toMatchObject({ kind: "shell_result" });
+      expect(r.stdout).not.toContain("connected");
+      for (const p of sockets) expect(r.stdout).toContain(`${p} ECONNREFUSED`);
+    });
+
+  it("doctor says whether they are hidden", () => {
+    const c = check("sandbox-unix-sockets");
+    expect(c, JSON.stringify(doctor)).toBeDefined();
+    expect(c?.status).toBe(isolation.startsWith("ok") ? "ok" : "unavailable");
+    expect(c?.detail).toMatch(/unix socket/);
+  });
+});
+
 /** Calls the shell tool once over `serve --mcp`, returns the result as JSON text. */
 async function mcpShell(root: string, command: string, extra: string[]): Promise<string> {
   const [reply] = await mcpCall(

@@ -1,3 +1,5 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: bash command lines, where ${…} is bash's own syntax
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -293,4 +295,142 @@ describe("the same rules over `toolbelt serve --mcp`", () => {
     expect(bad).toContain("touch pwned");
     expect(existsSync(path.join(root, "pwned"))).toBe(false);
   }, 60_000);
+});
+
+// Issue 27: attacks that got through the rules before, each shown by its effect (a file written).
+describe("substitutions the walker cannot see into (issue 27, 1)", () => {
+  const allowLs = { allow: ["shell(ls*)", "shell(cat*)", "shell(echo:*)"], deny: ["shell(rm:*)"] };
+  const unseen = [
+    "ls ${x-`touch pwned`}",
+    "ls ${x:-`touch pwned`}",
+    "ls ${x:=`touch pwned`}",
+    "ls ${PWD:+`touch pwned`}",
+    "ls ${PWD/x/`touch pwned`}",
+    "cat <<EOF\n`touch pwned`\nEOF",
+    "cat <<EOF\nok\n${x-`touch pwned`}\nEOF\n",
+    "n='a[$(touch pwned)]'; echo ${PWD:n}",
+    "n='a[$(touch pwned)]'; echo ${!n}",
+    "n='a[$(touch pwned)]'; printf -v \"$n\" x",
+  ];
+  it.each(unseen)(
+    "%j asks (refused headless, even under --allow shell) and runs nothing",
+    async (command) => {
+      const root = project();
+      const cfg = config(root, { shell: { rules: allowLs } });
+      for (const extra of [[], ["--allow", "shell"]]) {
+        const result = await shell(root, cfg, command, extra);
+        expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+        expect(String(payload(result).message)).toMatch(/cannot see into|can run commands|variable name/);
+      }
+      expect(existsSync(path.join(root, "pwned"))).toBe(false);
+    },
+  );
+
+  it("still runs the same shapes without a command inside", async () => {
+    const root = project();
+    const cfg = config(root, { shell: { rules: allowLs } });
+    const result = await shell(root, cfg, "ls ${x-.} && cat <<EOF\nplain ${x-text}\nEOF");
+    expect(payload(result)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+    expect(String(payload(result).stdout)).toContain("plain text");
+  });
+});
+
+describe("a prefix rule that ends inside a word (issue 27, git diff* and git difftool)", () => {
+  it("warns on stderr when the rule is read, naming the safe form; the safe form refuses difftool", async () => {
+    const root = project();
+    spawnSync("git", ["init", "-q", root]);
+    const loose = config(root, { shell: { rules: { allow: ["shell(git diff*)"] } } });
+    const warned = await shell(root, loose, "git diff --stat");
+    expect(payload(warned)).toMatchObject({ kind: "shell_result" });
+    expect(warned.stderr).toContain('"shell(git diff*)"');
+    expect(warned.stderr).toContain("git difftool");
+    expect(warned.stderr).toContain('"shell(git diff:*)"');
+    const safe = config(root, { shell: { rules: { allow: ["shell(git diff:*)"] } } });
+    const refused = await shell(root, safe, "git difftool -y -x 'touch pwned' HEAD");
+    expect(payload(refused)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(refused.stderr).not.toContain("ends inside the word");
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+  });
+});
+
+describe("files written through options are judged like redirects (issue 27)", () => {
+  async function repo(): Promise<string> {
+    const root = project();
+    spawnSync("git", ["init", "-q", root]);
+    writeFileSync(path.join(root, "a.txt"), "one\n");
+    spawnSync("git", ["-C", root, "add", "a.txt"]);
+    writeFileSync(path.join(root, "a.txt"), "two\n");
+    mkdirSync(path.join(root, "secret"));
+    return root;
+  }
+
+  it.each([
+    ["git diff --output=secret/key", "secret/key"],
+    ["git diff --output secret/key", "secret/key"],
+    ["sort -o secret/key a.txt", "secret/key"],
+    ["sort -osecret/key a.txt", "secret/key"],
+  ])("%j: a denied path denies", async (command, file) => {
+    const root = await repo();
+    const cfg = config(root, {
+      shell: { rules: { allow: ["shell(git diff:*)", "shell(sort:*)"], deny: ["write(secret/**)"] } },
+    });
+    const result = await shell(root, cfg, command);
+    expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(result).message)).toContain(`"${file}" matches deny rule "write(secret/**)"`);
+    expect(existsSync(path.join(root, file))).toBe(false);
+  });
+
+  it("an uncovered output file asks; a write rule covering it lets the command run", async () => {
+    const root = await repo();
+    const asked = await shell(
+      root,
+      config(root, { shell: { rules: { allow: ["shell(git diff:*)"] } } }),
+      "git diff --output=out.patch",
+    );
+    expect(payload(asked)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(existsSync(path.join(root, "out.patch"))).toBe(false);
+    const allowed = await shell(
+      root,
+      config(root, { shell: { rules: { allow: ["shell(git diff:*)", "write(out.patch)"] } } }),
+      "git diff --output=out.patch",
+    );
+    expect(payload(allowed)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+    expect(readFileSync(path.join(root, "out.patch"), "utf8")).toContain("+two");
+  });
+});
+
+describe("rule lists of every layer add up (issue 27, 6)", () => {
+  it("an untrusted project's deny rule holds when the user passes --config with shell rules", async () => {
+    const root = project();
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(
+      path.join(root, "configs/app.json"),
+      JSON.stringify({ tools: { shell: { rules: { deny: ["shell(touch:*)"], ask: ["shell(echo:*)"] } } } }),
+    );
+    const cfg = config(root, {
+      shell: { rules: { allow: ["shell(ls:*)"], ask: ["shell(git push:*)"], deny: ["shell(rm:*)"] } },
+    });
+    const touch = await shell(root, cfg, "touch pwned", ["--allow", "shell"]);
+    expect(payload(touch)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(touch).message)).toContain('deny rule "shell(touch:*)"');
+    expect(existsSync(path.join(root, "pwned"))).toBe(false);
+    const echo = await shell(root, cfg, "echo hi");
+    expect(payload(echo)).toMatchObject({ kind: "error", code: "EDENIED" });
+    expect(String(payload(echo).message)).toContain('ask rule "shell(echo:*)"');
+    const ls = await shell(root, cfg, "ls");
+    expect(payload(ls)).toMatchObject({ kind: "shell_result", exit_code: 0 });
+  });
+
+  it("a project setting a later layer replaces is announced, not dropped silently", async () => {
+    const root = project();
+    mkdirSync(path.join(root, "configs"));
+    writeFileSync(
+      path.join(root, "configs/app.json"),
+      JSON.stringify({ tools: { file: { allowlist: ["^src/"] } } }),
+    );
+    const cfg = config(root, { file: { allowlist: ["^"] } });
+    const result = await shell(root, cfg, "true", ["--allow", "shell"]);
+    expect(result.stderr).toContain("tools.file.allowlist (configs/app.json)");
+    expect(result.stderr).toContain(cfg);
+  });
 });

@@ -161,6 +161,41 @@ describe.skipIf(notLinux)("the environment a command sees", () => {
     expect(seen).toMatch(/^HOME=/m);
   });
 
+  // Issue 27, 4: credentials in names the first scrub did not know, and in values.
+  const more = {
+    REDIS_URL: "redis://:redis-secret-12@cache:6379",
+    MONGODB_URI: "mongodb+srv://app:mongo-secret-13@cluster0.example.net/db",
+    AMQP_URL: "amqp://guest:amqp-secret-14@mq:5672",
+    MYSQL_PWD: "mysql-secret-15",
+    GPG_PASSPHRASE: "gpg-secret-16",
+    SESSION_JWT: "jwt-secret-17",
+    STRIPE_SK: "sk-stripe-secret-18",
+    SLACK_WEBHOOK_URL: "https://hooks.slack.example/services/webhook-secret-19",
+    NETRC: "machine example login me password netrc-secret-20",
+    GIT_CONFIG_PARAMETERS: "'http.extraheader'='AUTHORIZATION: basic gitcfg-secret-21'",
+    SQL_CONN: "Server=db;Database=app;User Id=sa;Password=conn-secret-22;",
+    JAVA_TOOL_OPTIONS: "-Dhttp.proxyUrl=http://me:opts-secret-23@proxy:3128",
+    HTTP_PROXY: "http://me:proxy-secret-24@proxy.example:3128",
+    https_proxy: "http://me:proxy-secret-25@proxy.example:3128",
+    NO_PROXY: "localhost,127.0.0.1",
+    SITE_URL: "https://example.com/path?q=1",
+  };
+
+  it("has no credential from a connection string, a URL, a passphrase or a webhook; proxies lose only theirs", async () => {
+    const root = track(tempRoot("tb-esc-env-"));
+    const r = await shell(root, { command: "env" }, { env: more });
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    const seen = String(r.stdout);
+    for (const value of Object.values(more)) {
+      const secret = /[a-z]+-secret-\d+/.exec(value)?.[0];
+      if (secret) expect(seen, value).not.toContain(secret);
+    }
+    expect(seen).toMatch(/^HTTP_PROXY=http:\/\/proxy\.example:3128\/?$/m);
+    expect(seen).toMatch(/^https_proxy=http:\/\/proxy\.example:3128\/?$/m);
+    expect(seen).toContain("NO_PROXY=localhost,127.0.0.1");
+    expect(seen).toContain("SITE_URL=https://example.com/path?q=1");
+  });
+
   it("never gets the HTTP token, even when allow names it or says *", async () => {
     const root = track(tempRoot("tb-esc-env-"));
     const r = await shell(
@@ -344,4 +379,44 @@ describe.skipIf(notLinux)("a fork bomb", () => {
     expect(await eventually(() => processesWithEnv(`${TAG}=1`).length === 0, 30_000)).toBe(true);
     expect(spawnSync("sh", ["-c", "echo usable"], { encoding: "utf8" }).stdout).toBe("usable\n");
   }, 180_000);
+});
+
+// Issue 27: only the process count was capped; a command could take all the memory or fill the disk.
+describe.skipIf(!linux)("memory and file-size limits", () => {
+  it("a command allocating past agent.shell_max_memory_mib is killed, and the result says so", async (ctx) => {
+    const memory = check("memory-limit");
+    if (memory && memory.status !== "ok") {
+      console.log(`skipped: ${memory.detail}`);
+      ctx.skip();
+    }
+    const root = track(tempRoot("tb-esc-mem-"));
+    const allocate =
+      'node -e \'const a=[];for(let i=0;i<96;i++)a.push(Buffer.alloc(16*2**20,1));console.log("ALLOCATED",a.length*16,"MiB")\'';
+    const r = await shell(root, { command: allocate }, { config: { agent: { shell_max_memory_mib: 256 } } });
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    expect(String(r.stdout)).not.toContain("ALLOCATED");
+    expect(r.limits_hit).toEqual(["memory"]);
+    expect(String(r.limit_note)).toContain("agent.shell_max_memory_mib");
+    const fine = await shell(
+      root,
+      { command: "node -e 'console.log(\"SMALL\", Buffer.alloc(16*2**20,1).length)'" },
+      { config: { agent: { shell_max_memory_mib: 256 } } },
+    );
+    expect(fine).toMatchObject({ exit_code: 0 });
+    expect(fine.limits_hit).toBeUndefined();
+  });
+
+  it("a file grows no larger than agent.shell_max_file_mib, even as root, and the result says so", async () => {
+    const root = track(tempRoot("tb-esc-fsize-"));
+    const r = await shell(
+      root,
+      { command: "ulimit -f unlimited 2>/dev/null; head -c 8000000 /dev/zero > big; echo status=$?" },
+      { config: { agent: { shell_max_file_mib: 1 } } },
+    );
+    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+    const { statSync } = await import("node:fs");
+    expect(statSync(path.join(root, "big")).size).toBeLessThanOrEqual(2 ** 20);
+    expect(r.limits_hit).toEqual(["file_size"]);
+    expect(String(r.limit_note)).toContain("agent.shell_max_file_mib");
+  });
 });
