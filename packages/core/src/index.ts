@@ -233,6 +233,7 @@ export {
   asAnyTool,
   defineTool,
   type Payload,
+  type ProfileInputContext,
   type ProfileVariant,
   type ToolContext,
   type ToolDefinition,

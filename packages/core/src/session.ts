@@ -526,7 +526,10 @@ export class Session {
     const { tool, variant } = binding;
     try {
       let input = validate(variant?.input ?? tool.input, rawInput);
-      if (variant?.toInput) input = validate(tool.input, variant.toInput(input as Record<string, unknown>));
+      if (variant?.toInput) {
+        const at = { resolve: (p: string) => this.#resolver.resolve(p, this.#cwd) };
+        input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
+      }
       // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
       const hooked = await beforeToolCall(
         this,

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, cli, jsonLines, tempRoot } from "./cli-harness.js";
@@ -120,6 +120,47 @@ describe("mewbo's shell tools", () => {
       (await run("aider_shell_tool", { command: "pwd", root: ".." }, ["--allow", "shell"])).stdout,
     );
     expect(outOfRoot).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+  });
+
+  it("aider_shell_tool refuses a cwd outside its own root, even inside the project, and runs nothing", async () => {
+    // The spec: "A `cwd` outside the resolved `root` raises a path validation error."
+    mkdirSync(path.join(root, "pkg", "sub", "deep"), { recursive: true });
+    const marker = path.join(root, "ran.txt");
+    const tries: Array<Record<string, unknown>> = [
+      { root: "pkg/sub", cwd: ".." },
+      { root: "pkg/sub", cwd: "../.." },
+      { root: "pkg/sub", cwd: path.join(root, "pkg") },
+      { root: "pkg/sub", cwd: "deep/../../.." },
+    ];
+    for (const where of tries) {
+      const out = await run("aider_shell_tool", { command: "touch ran.txt; pwd", ...where }, [
+        "--allow",
+        "shell",
+      ]);
+      const result = json(out.stdout);
+      expect(result, JSON.stringify(where)).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+      expect(String(result.message)).toMatch(/outside the call's root pkg\/sub/);
+      expect(out.code).toBe(1);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(path.join(root, "pkg", "ran.txt"))).toBe(false);
+    // Inside its root (relative, absolute, or back into it) still runs.
+    for (const cwd of ["deep", path.join(root, "pkg", "sub", "deep"), "deep/.."]) {
+      const ok = json(
+        (await run("aider_shell_tool", { command: "pwd", root: "pkg/sub", cwd }, ["--allow", "shell"]))
+          .stdout,
+      );
+      expect(ok, cwd).toMatchObject({ kind: "shell_result" });
+    }
+  });
+
+  it("aider_shell_tool judges its root on real paths: a symlink out of the root is outside it", async () => {
+    symlinkSync(path.join(root, "pkg"), path.join(root, "pkg", "sub", "up"));
+    const out = json(
+      (await run("aider_shell_tool", { command: "pwd", root: "pkg/sub", cwd: "up" }, ["--allow", "shell"]))
+        .stdout,
+    );
+    expect(out).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
   });
 
   it("shell_session_tool without a cursor returns everything retained; a filtered read hides nothing", async () => {
