@@ -13,10 +13,10 @@ import {
   ToolbeltError,
   type ToolbeltEvent,
 } from "@toolbelt/core";
-import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
+import { checkQuestionResponse, type QuestionRequest, type QuestionResponse } from "@toolbelt/ui/contrib";
 import { authorised, readJson, requestUrl, sendError, sendJson, unauthorised } from "./http-io.js";
 import { ClientToolHub } from "./hub.js";
-import { checkQuestionResponse, PendingRequests } from "./pending.js";
+import { PendingRequests } from "./pending.js";
 import {
   type AttachResponse,
   HttpError,
@@ -363,6 +363,7 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         if (result.kind === "error") throw new HttpError(400, "EINVAL_INPUT", String(result.message));
         return { body: { ok: true, late: true } };
       }
+      // Checked in full before the waiting call sees it: a refused answer leaves the question open.
       const checked = checkQuestionResponse(waiting, await readJson(req));
       if (typeof checked === "string") throw new HttpError(400, "EINVAL_INPUT", checked);
       hosted.pending.answerQuestion(questionId, checked);

@@ -25,7 +25,9 @@ export {
   MAX_ATTACHMENTS,
   normaliseResult,
 } from "./hub.js";
-export { checkQuestionResponse, PendingRequests } from "./pending.js";
+// The ui family's one answer check, which the answer route applies before anything changes.
+export { checkQuestionResponse } from "@toolbelt/ui/contrib";
+export { PendingRequests } from "./pending.js";
 export { readSse, type SseMessage } from "./sse.js";
 export {
   type ApiError,

@@ -53,13 +53,14 @@ export type PendingListing = {
 };
 
 /**
- * POST /api/sessions/:id/messages: a new user message. It supersedes every open question (their
- * calls return `question_superseded`, timed-out ones close); the host still sends it to its model.
+ * POST /api/sessions/:id/messages: a new user message. It supersedes the questions a call still
+ * waits on (those calls return `question_superseded`); a question that already timed out stays
+ * answerable, its answer a late one. The host still sends the text to its model.
  */
 export type UserMessageRequest = { text: string };
 
 export type UserMessageResponse = {
-  /** The questions the message closed. */
+  /** The questions the message closed (those whose calls were still waiting). */
   superseded: string[];
 };
 

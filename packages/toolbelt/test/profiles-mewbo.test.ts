@@ -223,9 +223,11 @@ describe("late answers to ask_user_question over HTTP", { timeout: 90_000 }, () 
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
+  /** A session of the server's root whose client can answer questions (it advertises ask_user). */
   const sessionId = async () => {
-    const list = (await api("/api/sessions")).body as unknown as Array<{ id: string }>;
-    return encodeURIComponent(String(list[0]?.id));
+    const opened = await api("/api/sessions", { capabilities: ["ask_user"] });
+    expect(opened.status).toBe(201);
+    return encodeURIComponent(String(opened.body.id));
   };
   const ask = async (sid: string) => {
     const question = { question: "Which database?", options: ["Postgres", "SQLite"] };
@@ -241,23 +243,26 @@ describe("late answers to ask_user_question over HTTP", { timeout: 90_000 }, () 
     await server?.stop();
   });
 
-  it("a user message supersedes an open question; a late answer is taken once; open questions survive a restart", async () => {
+  it("an expired question stays answerable after a newer message; a late answer is taken once; open questions survive a restart", async () => {
     const httpRoot = tempRoot("tb-mewbo-http-");
     try {
       server = await startHttp(httpRoot, ["--profile", "mewbo"]);
       let sid = await sessionId();
 
+      // The spec: "The question stays answerable afterwards, and through a newer message or an API
+      // restart, so a late answer arrives as a new message in the session."
       const first = await ask(sid);
       const message = await api(`/api/sessions/${sid}/messages`, { text: "use SQLite, stop asking" });
-      expect(message).toMatchObject({ status: 200, body: { superseded: [first] } });
-      expect((await api(`/api/sessions/${sid}/pending`)).body.questions).toEqual([]);
-
-      const second = await ask(sid);
+      expect(message).toMatchObject({ status: 200, body: { superseded: [] } });
+      const open = (await api(`/api/sessions/${sid}/pending`)).body.questions as Array<{
+        question_id: string;
+      }>;
+      expect(open.map((q) => q.question_id)).toEqual([first]);
       expect(
-        (await api(`/api/sessions/${sid}/questions/${second}`, { answers: [{ options: [1] }] })).status,
+        (await api(`/api/sessions/${sid}/questions/${first}`, { answers: [{ options: [1] }] })).status,
       ).toBe(200);
       const late = await api(`/api/sessions/${sid}/late-answers`, {});
-      expect(late.body.answers).toMatchObject([{ question_id: second, answers: [{ selected: ["SQLite"] }] }]);
+      expect(late.body.answers).toMatchObject([{ question_id: first, answers: [{ selected: ["SQLite"] }] }]);
       expect(String((late.body.answers as Array<{ text: string }>)[0]?.text)).toContain("Late: true");
       expect((await api(`/api/sessions/${sid}/late-answers`, {})).body.answers).toEqual([]);
 
