@@ -167,7 +167,8 @@ describe("parseToolText with hostile names", () => {
       "x (image)",
     ];
     const text = tree(names);
-    expect(text.split("\n")).toHaveLength(2 + names.length + 1);
+    // Two headers, the blank line, a line per name and one for `dir/`.
+    expect(text.split("\n")).toHaveLength(3 + names.length + 1);
     expect(RAW_UNSAFE.test(text.replaceAll("\n", ""))).toBe(false);
     const parsed = parseToolText(text);
     expect(parsed.kind).toBe("file_list");

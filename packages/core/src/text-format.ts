@@ -1,6 +1,8 @@
 /**
- * The model-facing text: `# Key: value` header lines, then a body. Listings and search results are
- * trees in which each shared path prefix is written once. `parseToolText` reads it back.
+ * The model-facing text: `# Key: value` header lines, one blank line, then the body — the one shape of
+ * every tool's text in every profile. Listings and search results are trees in which each shared path
+ * prefix is written once (or flat rows, with `toolOutput.structure: "flat"`). `parseToolText` reads it
+ * back, and still reads text written before the blank line (headers, then the body at once).
  *
  * Nothing a file or a caller controls can add a line or a header: header values and match text
  * have control and invisible characters escaped (display only), names are escaped reversibly
@@ -47,11 +49,11 @@ export function renderHeaders(headers: Array<[string, HeaderValue]>): string {
     .join("\n");
 }
 
-/** Header text then body, separated by a newline when both exist. */
+/** Header lines, one blank line, then the body (just the headers when there is no body). */
 export function renderText(headers: Array<[string, HeaderValue]>, body = ""): string {
   const head = renderHeaders(headers);
   if (!head) return body;
-  return body ? `${head}\n${body}` : head;
+  return body ? `${head}\n\n${body}` : head;
 }
 
 /** `N` or `N (capped at N)`, the one way a count that may be truncated is written. */
@@ -323,6 +325,8 @@ export function parseToolText(text: string): ParsedToolText {
     const count = parseCount(value);
     if (count) counts[key] = count;
   }
+  // One blank line separates the headers from the body; text written before it had none.
+  if (i > 0 && lines[i] === "") i++;
   const bodyLines = lines.slice(i);
   const result: ParsedToolText = { headers, counts, body: bodyLines.join("\n") };
   const kind = headers.Kind ?? KIND_BY_HEADER.find(([h]) => headers[h] !== undefined)?.[1];

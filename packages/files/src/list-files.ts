@@ -220,12 +220,13 @@ export const listFilesTool = defineTool({
   },
   render(payload) {
     if (payload.profile === "mouaif") {
-      const head = renderText([
-        ["Listing", payload.pattern],
-        ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
-      ]);
-      const tree = renderTree(payload.entries as TreeEntry[]);
-      return tree ? `${head}\n\n${tree}` : head;
+      return renderText(
+        [
+          ["Listing", payload.pattern],
+          ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+        ],
+        renderTree(payload.entries as TreeEntry[]),
+      );
     }
     return renderText(
       [

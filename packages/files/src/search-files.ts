@@ -201,14 +201,15 @@ export const searchFilesTool = defineTool({
       ? `${payload.changed} ${payload.changed === 1 ? "line" : "lines"} (changed during the search; not shown)`
       : undefined;
     if (payload.profile === "mouaif") {
-      const head = renderText([
-        ["Search", payload.query],
-        ["Matches", matches],
-        ["Skipped", skipped],
-        ["Changed", changed],
-      ]);
-      const tree = renderTree(payload.entries);
-      return tree ? `${head}\n\n${tree}` : head;
+      return renderText(
+        [
+          ["Search", payload.query],
+          ["Matches", matches],
+          ["Skipped", skipped],
+          ["Changed", changed],
+        ],
+        renderTree(payload.entries),
+      );
     }
     return renderText(
       [
