@@ -5,8 +5,8 @@ import {
   defineTool,
   escapePath,
   listingDecision,
+  renderEntries,
   renderText,
-  renderTree,
   ToolbeltError,
   type ToolContext,
   type TreeEntry,
@@ -27,6 +27,8 @@ export type FileListPayload = {
   max_entries: number;
   /** Set in the mouaif profile, whose text reads `# Listing: <pattern>` / `# Count: N`. */
   profile?: "mouaif";
+  /** Set when `toolOutput.structure` is `"flat"`: the text lists one full path per row. */
+  structure?: "flat";
 };
 
 export type DirListPayload = {
@@ -216,16 +218,19 @@ export const listFilesTool = defineTool({
       capped,
       max_entries: cap,
       ...(mouaif ? { profile: "mouaif" as const } : {}),
+      ...(ctx.config.toolOutput.structure === "flat" ? { structure: "flat" as const } : {}),
     };
   },
   render(payload) {
+    const body = renderEntries(payload.entries as TreeEntry[], payload.structure);
     if (payload.profile === "mouaif") {
       return renderText(
         [
           ["Listing", payload.pattern],
           ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+          ["Structure", payload.structure],
         ],
-        renderTree(payload.entries as TreeEntry[]),
+        body,
       );
     }
     return renderText(
@@ -234,8 +239,9 @@ export const listFilesTool = defineTool({
         ["Pattern", payload.pattern],
         ["Path", payload.path],
         ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+        ["Structure", payload.structure],
       ],
-      renderTree(payload.entries as TreeEntry[]),
+      body,
     );
   },
 });

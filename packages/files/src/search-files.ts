@@ -5,8 +5,8 @@ import {
   defineTool,
   listingDecision,
   type ResolvedPath,
+  renderEntries,
   renderText,
-  renderTree,
   ToolbeltError,
   type ToolContext,
   z,
@@ -47,6 +47,8 @@ export type SearchResultsPayload = {
   changed?: number;
   /** Set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`. */
   profile?: "mouaif";
+  /** Set when `toolOutput.structure` is `"flat"`: the text has one `path:line: text` row per match. */
+  structure?: "flat";
 };
 
 const searchInput = z.object({
@@ -187,6 +189,7 @@ export const searchFilesTool = defineTool({
       ...(skipped ? { skipped } : {}),
       ...(changed ? { changed } : {}),
       ...(ctx.profile === "mouaif" ? { profile: "mouaif" as const } : {}),
+      ...(ctx.config.toolOutput.structure === "flat" ? { structure: "flat" as const } : {}),
     };
   },
   render(payload) {
@@ -200,6 +203,7 @@ export const searchFilesTool = defineTool({
     const changed = payload.changed
       ? `${payload.changed} ${payload.changed === 1 ? "line" : "lines"} (changed during the search; not shown)`
       : undefined;
+    const body = renderEntries(payload.entries, payload.structure);
     if (payload.profile === "mouaif") {
       return renderText(
         [
@@ -207,8 +211,9 @@ export const searchFilesTool = defineTool({
           ["Matches", matches],
           ["Skipped", skipped],
           ["Changed", changed],
+          ["Structure", payload.structure],
         ],
-        renderTree(payload.entries),
+        body,
       );
     }
     return renderText(
@@ -222,8 +227,9 @@ export const searchFilesTool = defineTool({
         ["Matches", matches],
         ["Skipped", skipped],
         ["Changed", changed],
+        ["Structure", payload.structure],
       ],
-      renderTree(payload.entries),
+      body,
     );
   },
 });
