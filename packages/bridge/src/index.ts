@@ -1,6 +1,9 @@
 // The public API of @toolbelt/bridge: the HTTP API of `toolbelt serve --http` — its route table and
 // wire types (also alone, browser-safe, as @toolbelt/bridge/wire), the server (startHttpServer), the
 // server side of client-brought tools (ClientToolHub, PendingRequests) and the client SDK (connectClient).
+
+// The ui family's one answer check, which the answer route applies before anything changes.
+export { checkQuestionResponse } from "@toolbelt/ui/contrib";
 export {
   type BridgeClient,
   type ClientStatus,
@@ -25,8 +28,6 @@ export {
   MAX_ATTACHMENTS,
   normaliseResult,
 } from "./hub.js";
-// The ui family's one answer check, which the answer route applies before anything changes.
-export { checkQuestionResponse } from "@toolbelt/ui/contrib";
 export { PendingRequests } from "./pending.js";
 export { readSse, type SseMessage } from "./sse.js";
 export {

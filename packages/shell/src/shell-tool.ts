@@ -79,7 +79,9 @@ const mewboInput = shellInput.extend({
   cwd: z
     .string()
     .optional()
-    .describe("Working directory, relative to `root`; must stay inside `root` (a path validation error otherwise)."),
+    .describe(
+      "Working directory, relative to `root`; must stay inside `root` (a path validation error otherwise).",
+    ),
 });
 
 /**
