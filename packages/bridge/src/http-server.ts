@@ -49,7 +49,10 @@ export type OpenSession = (options: {
  * does not import another.
  */
 export type QuestionStore = {
-  pending(session: Session): Array<Pick<QuestionRequest, "question_id" | "questions">>;
+  /** `status` `timed_out`: the call stopped waiting (or an earlier server asked); an answer is a late one. */
+  pending(
+    session: Session,
+  ): Array<Pick<QuestionRequest, "question_id" | "questions"> & { status?: "waiting" | "timed_out" }>;
   answer(
     session: Session,
     questionId: string,
@@ -377,8 +380,12 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
       // Checked in full before the waiting call sees it: a refused answer leaves the question open.
       const checked = checkQuestionResponse(waiting, await readJson(req));
       if (typeof checked === "string") throw new HttpError(400, "EINVAL_INPUT", checked);
+      // A question whose call already returned (timed out) still has its prompt here; its answer is late.
+      const late = questions
+        .pending(hosted.session)
+        .some((q) => q.question_id === questionId && q.status === "timed_out");
       hosted.pending.answerQuestion(questionId, checked);
-      return { body: { ok: true } };
+      return { body: late ? { ok: true, late: true } : { ok: true } };
     },
   };
 

@@ -264,7 +264,7 @@ describe("mouaif: edit_file tolerates line-wrapping differences", () => {
     for (const profile of ["mouaif", "default"]) {
       writeFileSync(path.join(root, "wrap.ts"), CALL);
       const r = await edit("wrap.ts", WRAPPED, "const result = compute(alpha, beta, gamma, delta);", profile);
-      expect(json(r.stdout), profile).toMatchObject({ kind: "file_edited", strategy: "line_wrapping" });
+      expect(json(r.stdout), profile).toMatchObject({ kind: "edit_result", strategy: "line_wrapping" });
       expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe(
         "function f() {\n  const result = compute(alpha, beta, gamma, delta);\n  return result;\n}\n",
       );
@@ -272,7 +272,7 @@ describe("mouaif: edit_file tolerates line-wrapping differences", () => {
     // And the other way: the file wrapped, the search text on one line.
     writeFileSync(path.join(root, "wrap.ts"), `function f() {\n  ${WRAPPED.replace(/\n/g, "\n  ")}\n}\n`);
     const back = await edit("wrap.ts", "const result = compute(alpha, beta, gamma);", "const result = 0;");
-    expect(json(back.stdout)).toMatchObject({ kind: "file_edited", strategy: "line_wrapping" });
+    expect(json(back.stdout)).toMatchObject({ kind: "edit_result", strategy: "line_wrapping" });
     expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe("function f() {\n  const result = 0;\n}\n");
   });
 

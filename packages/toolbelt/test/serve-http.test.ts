@@ -402,6 +402,10 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
     expect(JSON.stringify(result)).toContain("yes");
     expect(JSON.stringify(result)).toContain("after lunch");
     await answerer.close();
+    await until(
+      async () => !(await bound()).tools.includes("ask_user_question"),
+      "ask_user_question to go with its client",
+    );
   });
 
   it("binds present_ui and ask_user_question only for a client that advertises generative_ui / ask_user", async () => {

@@ -101,7 +101,7 @@ describe("one header shape: `# Key: value` lines, one blank line, the body", () 
     }
     const { text } = await both("mouaif", "read_file", { path: "src/a.ts" });
     const now = parseToolText(text);
-    expect(now.body).toBe("     1\texport const foo = 1;\n     2\tfoo;");
+    expect(now.body.trimEnd()).toBe("     1\texport const foo = 1;\n     2\tfoo;");
     expect(parseToolText(withoutBlankLine(text))).toEqual(now);
   });
 });
@@ -139,7 +139,10 @@ describe("toolOutput.structure: tree (the default) or flat", () => {
       const flat = ["--config", config("flat.json", { toolOutput: { structure: "flat" } })];
       const list = await both(profile, "list_files", { pattern: "src/**" }, flat);
       expectOneShape(list.text, "flat list_files");
-      const rows = list.text.slice(list.text.indexOf("\n\n") + 2).split("\n");
+      const rows = list.text
+        .slice(list.text.indexOf("\n\n") + 2)
+        .trimEnd()
+        .split("\n");
       const paths = (list.payload.entries as TreeEntry[]).map((e) => e.path);
       expect(rows).toHaveLength(paths.length);
       for (const row of rows) expect(row).toMatch(/^src\//);
@@ -149,7 +152,10 @@ describe("toolOutput.structure: tree (the default) or flat", () => {
 
       const search = await both(profile, "search_files", { query: "foo" }, flat);
       expectOneShape(search.text, "flat search_files");
-      const body = search.text.slice(search.text.indexOf("\n\n") + 2).split("\n");
+      const body = search.text
+        .slice(search.text.indexOf("\n\n") + 2)
+        .trimEnd()
+        .split("\n");
       expect(body).toContain("src/a.ts:1: export const foo = 1;");
       expect(body).toContain("src/deep/b.ts:1: // foo here");
       expect(body).toContain("top.txt:1: foo top");
