@@ -12,9 +12,18 @@ export const APPLY_CLASSES = [
   "rewrapped",
   "json_escaped",
   "missing_blank_lines",
+  "wrapped_call",
 ];
-export const REFUSE_CLASSES = ["duplicated_block", "near_miss"];
-export const CLASSES = [...APPLY_CLASSES, ...REFUSE_CLASSES];
+export const REFUSE_CLASSES = ["duplicated_block", "near_miss", "wrapped_near_miss"];
+// The wrapped classes come last: cases are drawn class by class from one seeded sequence, so the
+// classes measured before them keep exactly the cases they had.
+export const CLASSES = [
+  ...APPLY_CLASSES.filter((c) => c !== "wrapped_call"),
+  "duplicated_block",
+  "near_miss",
+  "wrapped_call",
+  "wrapped_near_miss",
+];
 
 export function rng(seed) {
   let a = seed >>> 0;
@@ -151,6 +160,42 @@ function rewrap(block) {
   return undefined;
 }
 
+/**
+ * The first one-line call with two or more arguments, wrapped one argument per line as a formatter
+ * would (`compute(alpha, beta)` → `compute(`, `  alpha,`, `  beta`, `)`): the same code.
+ */
+function wrapCall(block) {
+  for (let i = 0; i < block.length; i++) {
+    const line = block[i];
+    if (/["'`]|\/\/|\/\*/.test(line)) continue;
+    const m = /^(\s*)(.*?[A-Za-z_$][\w$]*)\((.*)\)([;,]?)\s*$/.exec(line);
+    if (!m) continue;
+    const args = [];
+    let depth = 0;
+    let current = "";
+    for (const ch of m[3]) {
+      if ("([{".includes(ch)) depth++;
+      else if (")]}".includes(ch)) depth--;
+      if (depth < 0) break;
+      if (ch === "," && depth === 0) {
+        args.push(current.trim());
+        current = "";
+      } else current += ch;
+    }
+    if (depth !== 0) continue;
+    args.push(current.trim());
+    if (args.length < 2 || args.some((a) => a === "")) continue;
+    const indent = m[1];
+    const wrapped = [
+      `${indent}${m[2]}(`,
+      ...args.map((a, j) => `${indent}  ${a}${j < args.length - 1 ? "," : ""}`),
+      `${indent})${m[4]}`,
+    ];
+    return [...block.slice(0, i), ...wrapped, ...block.slice(i + 1)];
+  }
+  return undefined;
+}
+
 /** A change that alters meaning: one character of an identifier or number, an operator, or a line. */
 function nearMiss(rand, block) {
   const kinds = ["token", "operator", "drop_line", "swap_lines", "string_space"];
@@ -261,6 +306,8 @@ export function buildCases(files, { perClass = 40, seed = 42 } = {}) {
       const want = {
         tabs_vs_spaces: (b) => b.some((l) => /^[ \t]+\S/.test(l)),
         rewrapped: (b) => rewrap(b) !== undefined,
+        wrapped_call: (b) => wrapCall(b) !== undefined,
+        wrapped_near_miss: (b) => wrapCall(b) !== undefined,
         missing_blank_lines: (b) => b.slice(1, -1).some(blank),
       }[cls];
       const chosen = chooseBlock(rand, lines, text, want);
@@ -305,6 +352,18 @@ export function buildCases(files, { perClass = 40, seed = 42 } = {}) {
         case "rewrapped":
           c.oldText = rewrap(block).join("\n");
           break;
+        case "wrapped_call":
+          c.oldText = wrapCall(block).join("\n");
+          break;
+        case "wrapped_near_miss": {
+          // A wrapped call whose code also changed: wrapping is tolerated, the change never.
+          const miss = nearMiss(rand, wrapCall(block));
+          if (!miss) continue;
+          c.oldText = miss.lines.join("\n");
+          c.kind = miss.kind;
+          c.expected = "refuse";
+          break;
+        }
         case "json_escaped":
           c.oldText = JSON.stringify(c.oldText).slice(1, -1);
           c.newText = JSON.stringify(c.newText).slice(1, -1);

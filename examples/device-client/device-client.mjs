@@ -2,6 +2,7 @@
 // Offers this machine's device_* tools to a `toolbelt serve --http` session and serves their calls.
 //   node device-client.mjs --url http://127.0.0.1:4317 --token <token> [--session ID]
 //                          [--notify-file FILE] [--power-supply-dir DIR] [--recheck-ms N]
+//                          [--capability NAME]...
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -16,6 +17,8 @@ const { values } = parseArgs({
     "notify-file": { type: "string", default: path.join(os.homedir(), ".toolbelt-notifications.jsonl") },
     "power-supply-dir": { type: "string", default: "/sys/class/power_supply" },
     "recheck-ms": { type: "string", default: "30000" },
+    // What the person at this device can do for the session, e.g. generative_ui (it can show panels).
+    capability: { type: "string", multiple: true, default: [] },
   },
 });
 if (!values.token) {
@@ -35,6 +38,7 @@ const client = connectClient({
   ...(values.session ? { session: values.session } : {}),
   client: `device-client@${os.hostname()}`,
   tools,
+  ...(values.capability.length ? { capabilities: values.capability } : {}),
   onStatus(status) {
     process.stderr.write(`device-client: ${JSON.stringify(status)}\n`);
   },

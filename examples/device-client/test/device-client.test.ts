@@ -100,6 +100,20 @@ describe("examples/device-client against the built `toolbelt serve --http`", () 
     await fs.rm(root, { recursive: true, force: true });
   });
 
+  it("declares the capabilities it is given while it runs: present_ui is bound only then", async () => {
+    expect(await boundNames()).not.toContain("present_ui");
+    const child = await startClient([
+      "--capability",
+      "generative_ui",
+      "--power-supply-dir",
+      path.join(root, "none"),
+    ]);
+    await until(async () => (await boundNames()).includes("present_ui"), "present_ui to be bound");
+    expect(await boundNames()).not.toContain("ask_user_question");
+    await stop(child);
+    await until(async () => !(await boundNames()).includes("present_ui"), "present_ui to be unbound");
+  });
+
   it("offers device_time and device_notify while it runs, and they work end to end", async () => {
     const notifyFile = path.join(root, "notifications.jsonl");
     expect(await boundNames()).not.toContain("device_time");

@@ -13,10 +13,10 @@ import {
   ToolbeltError,
   type ToolbeltEvent,
 } from "@toolbelt/core";
-import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
+import { checkQuestionResponse, type QuestionRequest, type QuestionResponse } from "@toolbelt/ui/contrib";
 import { authorised, readJson, requestUrl, sendError, sendJson, unauthorised } from "./http-io.js";
-import { ClientToolHub } from "./hub.js";
-import { checkQuestionResponse, PendingRequests } from "./pending.js";
+import { ClientToolHub, capabilitiesSchema } from "./hub.js";
+import { PendingRequests } from "./pending.js";
 import {
   type AttachResponse,
   HttpError,
@@ -49,7 +49,10 @@ export type OpenSession = (options: {
  * does not import another.
  */
 export type QuestionStore = {
-  pending(session: Session): Array<Pick<QuestionRequest, "question_id" | "questions">>;
+  /** `status` `timed_out`: the call stopped waiting (or an earlier server asked); an answer is a late one. */
+  pending(
+    session: Session,
+  ): Array<Pick<QuestionRequest, "question_id" | "questions"> & { status?: "waiting" | "timed_out" }>;
   answer(
     session: Session,
     questionId: string,
@@ -84,8 +87,6 @@ export type HttpServer = {
   close(): Promise<void>;
 };
 
-/** The capabilities an HTTP session's client has: its console answers questions and draws UI. */
-const HTTP_CAPABILITIES = ["ask_user", "generative_ui"];
 export const MAX_SESSIONS = 64;
 /** The replay buffer also holds at most this many bytes of event JSON (a tool_result repeats its result). */
 const MAX_BUFFER_BYTES = 32 * 1024 * 1024;
@@ -142,8 +143,13 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
   const sessions = new Map<string, Hosted>();
   let page: Promise<string> | undefined;
 
-  const open = async (sessionRoot: string): Promise<Hosted> => {
-    const capabilities = [...HTTP_CAPABILITIES];
+  /**
+   * `declared`: the capabilities of the client that opened the session. A session binds
+   * `ask_user_question` and `present_ui` only while some client says it can answer or draw (here, or
+   * an attachment such as the console's), never because it is served over HTTP.
+   */
+  const open = async (sessionRoot: string, declared: readonly string[]): Promise<Hosted> => {
+    const capabilities = [...new Set(declared)];
     const pending = new PendingRequests(
       options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {},
     );
@@ -196,7 +202,8 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
     return hosted;
   };
 
-  await open(root);
+  // The server's own session: no client has declared anything yet (the console attaches with its own).
+  await open(root, []);
 
   const hostedOf = (id: string): Hosted => {
     const hosted = sessions.get(id);
@@ -218,16 +225,23 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
       return { body: [...sessions.values()].map(describe) };
     },
     async openSession({ req }) {
-      const body = (await readJson(req)) as { root?: unknown } | undefined;
+      const body = (await readJson(req)) as { root?: unknown; capabilities?: unknown } | undefined;
       const wanted = body?.root === undefined ? root : body.root;
       if (typeof wanted !== "string") throw new HttpError(400, "EINVAL_INPUT", "root must be a string");
+      const declared = capabilitiesSchema.safeParse(body?.capabilities ?? []);
+      if (!declared.success)
+        throw new HttpError(
+          400,
+          "EINVAL_INPUT",
+          "capabilities must be a list of at most 50 names such as generative_ui or ask_user",
+        );
       if (sessions.size >= MAX_SESSIONS)
         throw new HttpError(
           409,
           "ESESSION_CAP",
           `this server holds ${MAX_SESSIONS} sessions: close one first`,
         );
-      return { status: 201, body: describe(await open(insideRoot(root, wanted))) };
+      return { status: 201, body: describe(await open(insideRoot(root, wanted), declared.data)) };
     },
     async closeSession({ params }) {
       const { session } = hostedOf(params.id);
@@ -363,10 +377,15 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         if (result.kind === "error") throw new HttpError(400, "EINVAL_INPUT", String(result.message));
         return { body: { ok: true, late: true } };
       }
+      // Checked in full before the waiting call sees it: a refused answer leaves the question open.
       const checked = checkQuestionResponse(waiting, await readJson(req));
       if (typeof checked === "string") throw new HttpError(400, "EINVAL_INPUT", checked);
+      // A question whose call already returned (timed out) still has its prompt here; its answer is late.
+      const late = questions
+        .pending(hosted.session)
+        .some((q) => q.question_id === questionId && q.status === "timed_out");
       hosted.pending.answerQuestion(questionId, checked);
-      return { body: { ok: true } };
+      return { body: late ? { ok: true, late: true } : { ok: true } };
     },
   };
 

@@ -282,10 +282,16 @@ const specSchema = z.object({
   deferrable: z.boolean().optional(),
 });
 
+/**
+ * Client capabilities (`generative_ui`, `ask_user`, ...) as a client declares them, when it opens a
+ * session or attaches: what the session binds follows them.
+ */
+export const capabilitiesSchema = z.array(z.string().min(1).max(100)).max(50);
+
 const attachSchema = z.object({
   client: z.string().max(200).optional(),
   tools: z.array(specSchema).max(200),
-  capabilities: z.array(z.string().max(100)).max(50).optional(),
+  capabilities: capabilitiesSchema.optional(),
   timeout_ms: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
 });
 

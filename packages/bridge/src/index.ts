@@ -2,7 +2,8 @@
 // wire types (also alone, browser-safe, as @toolbelt/bridge/wire), the server (startHttpServer), the
 // server side of client-brought tools (ClientToolHub, PendingRequests) and the client SDK (connectClient).
 
-// The JSON depth bound is core's (one bound for tool inputs, bodies and messages).
+// The ui family's one answer check, which the answer route applies before anything changes.
+export { checkQuestionResponse } from "@toolbelt/ui/contrib";
 export {
   type BridgeClient,
   type ClientStatus,
@@ -27,7 +28,7 @@ export {
   MAX_ATTACHMENTS,
   normaliseResult,
 } from "./hub.js";
-export { checkQuestionResponse, PendingRequests } from "./pending.js";
+export { PendingRequests } from "./pending.js";
 export { readSse, type SseMessage } from "./sse.js";
 export {
   type ApiError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkQuestionResponse, PendingRequests } from "./pending.js";
+import { PendingRequests } from "./pending.js";
 
 const prompt = { request_id: "r1", tool: "shell", family: "shell", access: "execute", summary: "shell: ls" };
 const question = {
@@ -59,20 +59,5 @@ describe("PendingRequests", () => {
     pending.close();
     expect(await approval).toBe(false);
     await expect(asked).rejects.toMatchObject({ code: "EUNAVAILABLE" });
-  });
-});
-
-describe("checkQuestionResponse", () => {
-  it("accepts option indices and text, and refuses what does not fit the question", () => {
-    expect(
-      checkQuestionResponse(question, { answers: [{ options: [0] }, { options: [0, 2] }], notes: "n" }),
-    ).toEqual({
-      answers: [{ options: [0] }, { options: [0, 2] }],
-      notes: "n",
-    });
-    expect(checkQuestionResponse(question, { answers: [{ options: [0] }] })).toMatch(/2 questions/);
-    expect(checkQuestionResponse(question, { answers: [{ options: [0, 1] }, {}] })).toMatch(/one option/);
-    expect(checkQuestionResponse(question, { answers: [{ options: [7] }, {}] })).toMatch(/indices/);
-    expect(checkQuestionResponse(question, "yes")).toMatch(/body/);
   });
 });

@@ -120,36 +120,3 @@ export class PendingRequests {
       entry.fail(new ToolbeltError("EUNAVAILABLE", "the session closed before the question was answered"));
   }
 }
-
-/** Checks a POSTed answer against the question it answers; returns a message when it does not fit. */
-export function checkQuestionResponse(request: QuestionRequest, value: unknown): string | QuestionResponse {
-  if (typeof value !== "object" || value === null) return "the body must be {answers: [...], notes?}";
-  const body = value as { answers?: unknown; notes?: unknown };
-  if (!Array.isArray(body.answers)) return "answers must be an array (one entry per question)";
-  if (body.answers.length !== request.questions.length)
-    return `answers has ${body.answers.length} entries; the request asked ${request.questions.length} questions`;
-  const answers: QuestionResponse["answers"] = [];
-  for (const [i, raw] of body.answers.entries()) {
-    const question = request.questions[i];
-    if (!question || typeof raw !== "object" || raw === null)
-      return `answers[${i}] must be {options?: number[], text?: string}`;
-    const { options, text } = raw as { options?: unknown; text?: unknown };
-    const answer: { options?: number[]; text?: string } = {};
-    if (options !== undefined) {
-      if (
-        !Array.isArray(options) ||
-        !options.every((o) => Number.isInteger(o) && o >= 0 && o < question.options.length)
-      )
-        return `answers[${i}].options must be indices into the ${question.options.length} options`;
-      if (!question.multiple && options.length > 1) return `answers[${i}]: question ${i} takes one option`;
-      answer.options = options as number[];
-    }
-    if (text !== undefined) {
-      if (typeof text !== "string") return `answers[${i}].text must be a string`;
-      answer.text = text;
-    }
-    answers.push(answer);
-  }
-  if (body.notes !== undefined && typeof body.notes !== "string") return "notes must be a string";
-  return body.notes === undefined ? { answers } : { answers, notes: body.notes as string };
-}

@@ -53,13 +53,14 @@ export type PendingListing = {
 };
 
 /**
- * POST /api/sessions/:id/messages: a new user message. It supersedes every open question (their
- * calls return `question_superseded`, timed-out ones close); the host still sends it to its model.
+ * POST /api/sessions/:id/messages: a new user message. It supersedes the questions a call still
+ * waits on (those calls return `question_superseded`); a question that already timed out stays
+ * answerable, its answer a late one. The host still sends the text to its model.
  */
 export type UserMessageRequest = { text: string };
 
 export type UserMessageResponse = {
-  /** The questions the message closed. */
+  /** The questions the message closed (those whose calls were still waiting). */
   superseded: string[];
 };
 
@@ -81,8 +82,12 @@ export type ApiError = { error: { code: string; message: string } };
 /** GET /api/sessions, POST /api/sessions */
 export type SessionInfo = { id: string; root: string };
 
-/** POST /api/sessions: a new session, its root inside the server's root (the server's root when left out). */
-export type OpenSessionRequest = { root?: string };
+/**
+ * POST /api/sessions: a new session, its root inside the server's root (the server's root when left
+ * out). `capabilities` are those of the client opening it (`generative_ui`, `ask_user`): a session
+ * binds present_ui and ask_user_question only when a client declares them, here or when it attaches.
+ */
+export type OpenSessionRequest = { root?: string; capabilities?: string[] };
 
 /** POST /api/sessions/:id/calls answers the payload and its model-facing text. */
 export type CallResponse = { call_id: string; result: unknown; text: string };

@@ -215,6 +215,22 @@ describe.skipIf(noChromium)("console page in chromium", () => {
     await replay.close();
   });
 
+  it("follows its session as an attached client that draws UI and answers questions, attaching again after a drop", async () => {
+    await expect
+      .poll(() => server.attached())
+      .toEqual([{ client: "console", capabilities: ["generative_ui", "ask_user"] }]);
+    const attaches = () => server.received.filter((r) => r.method === "POST" && r.path.endsWith("/attach"));
+    const before = attaches().length;
+    const cards = await page.locator(".tool-card").count();
+    server.dropStreams();
+    await expect.poll(() => attaches().length, { timeout: 10_000 }).toBe(before + 1);
+    await page.locator(".status-open").waitFor();
+    expect(server.attached()).toHaveLength(1);
+    // It resumes after the last event it saw: nothing drawn twice, and what comes next arrives.
+    server.emit({ type: "tool_call", call_id: "after-drop", tool: "read_file", input: { path: "x.ts" } });
+    await expect.poll(() => page.locator(".tool-card").count(), { timeout: 10_000 }).toBe(cards + 1);
+  });
+
   it("sends the token with every API request", () => {
     const api = server.received.filter((r) => r.path.startsWith("/api/") && !r.path.endsWith("/events"));
     expect(api.length).toBeGreaterThan(0);

@@ -227,6 +227,32 @@ describe.skipIf(noChromium)("console against toolbelt serve --http", () => {
     ).toBe(48);
   });
 
+  it("advertises generative_ui and ask_user while it is open: its session binds present_ui and ask_user_question", async () => {
+    const offered = async (id: string): Promise<string[]> => {
+      const body = (await api("GET", `/api/sessions/${encodeURIComponent(id)}/tools`)) as {
+        tools: Array<{ name: string }>;
+        deferred: string[];
+      };
+      return [...body.tools.map((t) => t.name), ...body.deferred];
+    };
+    const uiTools = ["present_ui", "ask_user_question"];
+    // The page of the first session is open: its tools are bound.
+    expect(await offered(session)).toEqual(expect.arrayContaining(uiTools));
+    // A session nobody watches binds neither, until a console opens it; closing the page unbinds them.
+    const other = String((await api("POST", "/api/sessions", {})).id);
+    const has = async (id: string) => (await offered(id)).filter((t) => uiTools.includes(t)).sort();
+    expect(await has(other)).toEqual([]);
+    const second = await browser.context.newPage();
+    await second.goto(
+      `${server.url}/#token=${encodeURIComponent(TOKEN)}&session=${encodeURIComponent(other)}`,
+    );
+    await second.locator(".status-open").waitFor();
+    await expect.poll(() => has(other)).toEqual([...uiTools].sort());
+    await second.close();
+    await expect.poll(() => has(other)).toEqual([]);
+    await api("DELETE", `/api/sessions/${encodeURIComponent(other)}`);
+  });
+
   it("draws a present_ui panel", async () => {
     const result = await call("present_ui", {
       tree: {

@@ -134,7 +134,10 @@ async function run(
   const { tool, variant } = binding;
   try {
     let input = validate(variant?.input ?? tool.input, rawInput);
-    if (variant?.toInput) input = validate(tool.input, variant.toInput(input as Record<string, unknown>));
+    if (variant?.toInput) {
+      const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
+      input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
+    }
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
     const hooked = await beforeToolCall(
       session,

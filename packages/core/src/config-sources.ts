@@ -79,6 +79,10 @@ export function untrustedPart(
       case "hooks":
         ignoreHookCommands(v, ignore);
         break;
+      case "toolOutput":
+        // How text looks, nothing it grants or runs: an untrusted project may choose it.
+        allowed.toolOutput = v;
+        break;
       default:
         applyContributed(allowed, top, top, v, rules, base, ignore);
     }

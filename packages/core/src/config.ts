@@ -6,6 +6,7 @@ import { projectConfigFile } from "./config-paths.js";
 import { type ConfigContribution, clash, contributedKeys } from "./contributions.js";
 import { ToolbeltError } from "./errors.js";
 import { rulesSchema } from "./rules.js";
+import { OUTPUT_STRUCTURES } from "./text-format.js";
 import { toolHooksConfigSchema } from "./tool-hooks.js";
 
 export const EDIT_BACKENDS = ["edit_file", "search_replace_block", "structured_patch"] as const;
@@ -91,6 +92,17 @@ export const configSchema = z.strictObject({
   checkpoints: checkpointsConfigSchema,
   /** Commands run before/after tool calls (see tool-hooks.ts); honoured only from trusted sources. */
   hooks: toolHooksConfigSchema,
+  /** How the model-facing text writes listings and search results (see text-format.ts). */
+  toolOutput: z
+    .strictObject({
+      structure: z
+        .enum(OUTPUT_STRUCTURES)
+        .default("tree")
+        .describe(
+          'Listings and search results as an indented tree ("tree", the default) or one full path per row and `path:line: text` search rows ("flat")',
+        ),
+    })
+    .default({ structure: "tree" }),
 });
 
 /**

@@ -9,7 +9,7 @@ import {
   unescapeText,
   visibleText,
 } from "./escape.js";
-import { parseToolText, renderText, renderTree } from "./text-format.js";
+import { parseToolText, renderFlat, renderText, renderTree } from "./text-format.js";
 
 /** Strings rich in what the escape is about: controls, bidi, separators, spaces, backslashes, escape letters. */
 const nasty = fc.string({
@@ -188,7 +188,8 @@ describe("parseToolText with hostile names", () => {
       "x (image)",
     ];
     const text = tree(names);
-    expect(text.split("\n")).toHaveLength(2 + names.length + 1);
+    // Two headers, the blank line, a line per name and one for `dir/`.
+    expect(text.split("\n")).toHaveLength(3 + names.length + 1);
     expect(RAW_UNSAFE.test(text.replaceAll("\n", ""))).toBe(false);
     const parsed = parseToolText(text);
     expect(parsed.kind).toBe("file_list");
@@ -213,6 +214,57 @@ describe("parseToolText with hostile names", () => {
           expect(parsed.entries?.map((e) => e.path).sort()).toEqual([...files].sort());
           if (image && files[0] !== undefined)
             expect(parsed.entries?.find((e) => e.path === files[0])?.note).toBe("(image)");
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("any set of paths and matches round-trips through flat rows (toolOutput.structure flat)", () => {
+    // Colons, backslashes and digits are what could make a `path:line: text` row split wrongly.
+    const part = fc.oneof(
+      nasty.filter((s) => s.length > 0 && !s.includes("/")),
+      fc.string({
+        unit: fc.constantFrom(":", "\\", "x", "3", "A", " ", "-", "\n"),
+        minLength: 1,
+        maxLength: 8,
+      }),
+    );
+    const text = fc.string({ unit: fc.constantFrom(":", " ", "1", "-", "a", "\\", "\t"), maxLength: 12 });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.array(part, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.tuple(fc.nat(9999), text, fc.boolean()), { minLength: 1, maxLength: 4 }),
+        (parts, rows) => {
+          const paths = [...new Set(parts.map((p) => p.join("/")))];
+          const search = paths.map((path) => ({
+            path,
+            matches: rows.map(([line, t, context]) => ({
+              line: line + 1,
+              text: t,
+              ...(context ? { context: true } : {}),
+            })),
+          }));
+          const searched = parseToolText(
+            renderText(
+              [
+                ["Kind", "search_results"],
+                ["Structure", "flat"],
+              ],
+              renderFlat(search),
+            ),
+          );
+          expect(searched.entries).toEqual(search);
+          const listed = parseToolText(
+            renderText(
+              [
+                ["Kind", "file_list"],
+                ["Structure", "flat"],
+              ],
+              renderFlat(paths.map((path) => ({ path }))),
+            ),
+          );
+          expect(listed.entries).toEqual(paths.map((path) => ({ path })));
         },
       ),
       { numRuns: 1500 },

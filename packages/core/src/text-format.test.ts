@@ -158,6 +158,26 @@ describe("text format", () => {
     ]);
   });
 
+  it("writes one blank line between the headers and the body, and reads both shapes", () => {
+    const body = "     1\tfirst\n     2\t\n     3\tthird";
+    const text = renderText(
+      [
+        ["Kind", "file_content"],
+        ["Path", "a.ts"],
+      ],
+      body,
+    );
+    expect(text).toBe(`# Kind: file_content\n# Path: a.ts\n\n${body}`);
+    expect(renderText([["Kind", "x"]])).toBe("# Kind: x");
+    expect(renderText([], body)).toBe(body);
+    const now = parseToolText(text);
+    expect(now).toMatchObject({ kind: "file_content", headers: { Path: "a.ts" }, body });
+    // Transcripts written before the blank line: the body right after the headers.
+    expect(parseToolText(`# Kind: file_content\n# Path: a.ts\n${body}`)).toEqual(now);
+    // Only one blank line is the separator: a body that starts with one keeps it.
+    expect(parseToolText(renderText([["Kind", "shell_result"]], "\nout")).body).toBe("\nout");
+  });
+
   it("parses error text", () => {
     const parsed = parseToolText("# Error: ENOENT\nno such file: a.ts");
     expect(parsed).toMatchObject({ kind: "error", error: { code: "ENOENT", message: "no such file: a.ts" } });

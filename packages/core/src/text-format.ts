@@ -1,12 +1,14 @@
 /**
- * The model-facing text: `# Key: value` header lines, then a body. Listings and search results are
- * trees in which each shared path prefix is written once. `parseToolText` reads it back.
+ * The model-facing text: `# Key: value` header lines, one blank line, then the body — the one shape of
+ * every tool's text in every profile. Listings and search results are trees in which each shared path
+ * prefix is written once (or flat rows, with `toolOutput.structure: "flat"`). `parseToolText` reads it
+ * back, and still reads text written before the blank line (headers, then the body at once).
  *
  * Nothing a file or a caller controls can add a line or a header: header values and match text
  * have control and invisible characters escaped (display only), names are escaped reversibly
  * (`escapeName`) and read back with `unescapeText`. The escape rules are in escape.ts.
  */
-import { escapeName, escapeText, unescapeText } from "./escape.js";
+import { escapeName, escapePath, escapeText, unescapeText } from "./escape.js";
 
 // Re-exported here too: the console bundles this module alone (by path) and needs the same escape.
 export {
@@ -40,6 +42,10 @@ export interface TreeEntry {
 
 export type HeaderValue = string | number | boolean | undefined | null;
 
+/** How listings and search results are written: an indented tree (the default) or flat rows. */
+export const OUTPUT_STRUCTURES = ["tree", "flat"] as const;
+export type OutputStructure = (typeof OUTPUT_STRUCTURES)[number];
+
 export function renderHeaders(headers: Array<[string, HeaderValue]>): string {
   return headers
     .filter(([, value]) => value !== undefined && value !== null && value !== "")
@@ -47,11 +53,11 @@ export function renderHeaders(headers: Array<[string, HeaderValue]>): string {
     .join("\n");
 }
 
-/** Header text then body, separated by a newline when both exist. */
+/** Header lines, one blank line, then the body (just the headers when there is no body). */
 export function renderText(headers: Array<[string, HeaderValue]>, body = ""): string {
   const head = renderHeaders(headers);
   if (!head) return body;
-  return body ? `${head}\n${body}` : head;
+  return body ? `${head}\n\n${body}` : head;
 }
 
 /** `N` or `N (capped at N)`, the one way a count that may be truncated is written. */
@@ -104,7 +110,10 @@ const MATCH_ESCAPE = { keep: "\t", reversible: false } as const;
  */
 let rowsUnsafe: RegExp | undefined; // made on first use (see UNSAFE in escape.ts)
 
-/** Match rows `start..end` as lines joined by `\n`: `line: text` (`line- text` for context). */
+/**
+ * Match rows `start..end` as lines joined by `\n`: `line: text` (`line- text` for context) after
+ * `indent` (the tree's indentation, or a flat row's `path:`).
+ */
 function renderRows(matches: TreeMatch[], start: number, end: number, indent: string): string {
   // Content stays as written (tabs, backslashes) except what could break the line or a terminal.
   // Rows are written raw and checked with one regex test: almost every row has nothing to escape,
@@ -175,6 +184,38 @@ export function renderTree(entries: TreeEntry[]): string {
   walk(buildTrie(entries), 0);
   if (lines.length) chunks.push(lines.join("\n"));
   return chunks.join("\n");
+}
+
+/** A path in a flat search row: escaped, and its `:` written `\x3A` so the row splits at its first colon. */
+function flatRowPath(path: string): string {
+  // A backslash right before a colon is a lone one in escapePath's output (`:` is no escape letter):
+  // doubled, so it cannot read as the start of the colon's escape.
+  return escapePath(path).replace(/(\\?):/g, (_m, slash: string) => `${slash ? "\\\\" : ""}\\x3A`);
+}
+
+/**
+ * Flat rows, for text that is grepped more than read: one full path per row (a note after it), and
+ * a search's matches as `path:line: text` rows (`path:line- text` for context), in the order given.
+ */
+export function renderFlat(entries: TreeEntry[]): string {
+  const chunks: string[] = [];
+  for (const entry of entries) {
+    const matches = entry.matches;
+    if (!matches?.length) {
+      const note = entry.note ? ` ${escapeText(entry.note, { reversible: false })}` : "";
+      chunks.push(`${escapePath(entry.path)}${note}`);
+      continue;
+    }
+    const prefix = `${flatRowPath(entry.path)}:`;
+    for (let start = 0; start < matches.length; start += CHUNK_LINES)
+      chunks.push(renderRows(matches, start, Math.min(start + CHUNK_LINES, matches.length), prefix));
+  }
+  return chunks.join("\n");
+}
+
+/** The body of a listing or search result in the structure asked for (`toolOutput.structure`). */
+export function renderEntries(entries: TreeEntry[], structure: OutputStructure = "tree"): string {
+  return structure === "flat" ? renderFlat(entries) : renderTree(entries);
 }
 
 export interface CountHeader {
@@ -264,6 +305,38 @@ function parseIndentedTree(lines: string[]): TreeEntry[] {
   return entries;
 }
 
+const FLAT_MATCH = /^([^:]*):(\d+)([:-]) ([\s\S]*)$/;
+const NOTE = /^(.*?) (\([^()]*\))$/;
+
+/** Flat rows back into entries: paths one per row; with `matches`, `path:line: text` rows. */
+function parseFlatRows(lines: string[], matches: boolean): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let last: TreeEntry | undefined;
+  for (const raw of lines) {
+    if (raw.trim() === "") continue;
+    const row = matches ? FLAT_MATCH.exec(raw) : null;
+    if (row) {
+      const path = unescapeText(row[1] as string);
+      if (last?.path !== path || !last.matches) {
+        last = { path, matches: [] };
+        entries.push(last);
+      }
+      last.matches?.push({
+        line: Number(row[2]),
+        text: row[4] ?? "",
+        ...(row[3] === "-" ? { context: true } : {}),
+      });
+      continue;
+    }
+    const note = NOTE.exec(raw);
+    last = note
+      ? { path: unescapeText(note[1] as string), note: note[2] as string }
+      : { path: unescapeText(raw) };
+    entries.push(last);
+  }
+  return entries;
+}
+
 function parseRetiredGroups(lines: string[]): TreeEntry[] {
   const entries: TreeEntry[] = [];
   let dir = "";
@@ -323,6 +396,8 @@ export function parseToolText(text: string): ParsedToolText {
     const count = parseCount(value);
     if (count) counts[key] = count;
   }
+  // One blank line separates the headers from the body; text written before it had none.
+  if (i > 0 && lines[i] === "") i++;
   const bodyLines = lines.slice(i);
   const result: ParsedToolText = { headers, counts, body: bodyLines.join("\n") };
   const kind = headers.Kind ?? KIND_BY_HEADER.find(([h]) => headers[h] !== undefined)?.[1];
@@ -335,7 +410,11 @@ export function parseToolText(text: string): ParsedToolText {
   // Only a listing can be in the retired form: a `# docs/` heading in a file read is just text.
   const retired = (!kind || TREE_KINDS.has(kind)) && bodyLines.some((l) => RETIRED_DIR.test(l));
   if (retired || (kind && TREE_KINDS.has(kind))) {
-    const entries = retired ? parseRetiredGroups(bodyLines) : parseIndentedTree(bodyLines);
+    const entries = retired
+      ? parseRetiredGroups(bodyLines)
+      : headers.Structure === "flat"
+        ? parseFlatRows(bodyLines, kind === "search_results")
+        : parseIndentedTree(bodyLines);
     result.entries = entries;
     result.totals = {
       files: entries.length,

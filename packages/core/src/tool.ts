@@ -34,8 +34,18 @@ export interface ProfileVariant {
   description?: string;
   /** The profile's own input schema; when absent the tool's schema is used. */
   input?: z.ZodType;
-  /** Maps a validated profile input to the tool's own input (validated again after mapping). */
-  toInput?: (input: Record<string, unknown>) => unknown;
+  /**
+   * Maps a validated profile input to the tool's own input (validated again after mapping). `at`
+   * resolves paths as the call's tool would, for a variant whose parameters narrow where it may act;
+   * a ToolbeltError thrown here is the call's error payload, and nothing runs.
+   */
+  toInput?: (input: Record<string, unknown>, at: ProfileInputContext) => unknown;
+}
+
+/** What a profile variant's `toInput` may use besides the input. */
+export interface ProfileInputContext {
+  /** Resolves a path inside the root (relative to the session's cwd); throws EPATH_ESCAPE otherwise. */
+  resolve(path: string): ResolvedPath;
 }
 
 export interface ApprovalRequest {

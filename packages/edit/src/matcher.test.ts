@@ -79,15 +79,78 @@ describe("edit_file matching stages", () => {
     expect(r.code).toBe("ENO_MATCH");
   });
 
-  it("tolerates formatting: blank lines, wrapping, spaces around punctuation", () => {
+  it("tolerates formatting: blank lines, spaces around punctuation, lines breaking where the file's do", () => {
+    const search = "let sum=0;\n\n\nfor(const item of items){\n  if (item.price>0) {";
+    const replace = "let sum = 0;\nfor (const item of items) {\n  if (item.price >= 0) {";
+    const r = ok(apply(TS, search, replace));
+    expect(r.strategy).toBe("formatting");
+    expect(r.result).toContain("  let sum = 0;\n  for (const item of items) {\n    if (item.price >= 0) {\n");
+  });
+
+  it("tolerates line wrapping: the same code broken into lines elsewhere (line_wrapping)", () => {
     const search =
       "let sum=0;\nfor (const item of items) { if (item.price > 0) {\n sum += item.price * item.quantity; } }";
     const replace = "let sum = 0;\nfor (const item of items) {\n  sum += item.price;\n}";
     const r = ok(apply(TS, search, replace));
-    expect(r.strategy).toBe("formatting");
+    expect(r.strategy).toBe("line_wrapping");
     expect(r.result).toContain(
       "  let sum = 0;\n  for (const item of items) {\n    sum += item.price;\n  }\n  return sum;",
     );
+    // A call wrapped one argument per line matches it on one line, and the other way round.
+    const one = "function f() {\n  const result = compute(alpha, beta, gamma);\n  return result;\n}\n";
+    const wrapped = "const result = compute(\n  alpha,\n  beta,\n  gamma\n);";
+    const w = ok(apply(one, wrapped, "const result = compute(alpha, beta, gamma, delta);"));
+    expect(w).toMatchObject({ strategy: "line_wrapping", startLine: 2, endLine: 2 });
+    expect(w.result).toBe(one.replace("gamma)", "gamma, delta)"));
+    const back = ok(
+      apply(
+        `function f() {\n  ${wrapped.replace(/\n/g, "\n  ")}\n}\n`,
+        "const result = compute(alpha, beta, gamma);",
+        "const result = 0;",
+      ),
+    );
+    expect(back).toMatchObject({ strategy: "line_wrapping", startLine: 2, endLine: 6 });
+    expect(back.result).toBe("function f() {\n  const result = 0;\n}\n");
+  });
+
+  it("line wrapping: ambiguity is EMULTI_MATCH, changed code ENO_MATCH", () => {
+    const one = "a();\nconst r = compute(alpha, beta);\nb();\nconst r = compute(alpha, beta);\n";
+    const many = failed(apply(one, "const r = compute(\n  alpha,\n  beta\n);", "x"));
+    expect(many).toMatchObject({ code: "EMULTI_MATCH", strategy: "line_wrapping", lines: [2, 4] });
+    expect(many.message).toContain("line-wrapping-tolerant");
+    for (const changed of [
+      "const r = compute(\n  alpha,\n  gamma\n);",
+      "const r = compute(\n  alpha,\n  beta,\n);",
+      "const r = compute(alpha\n  beta);",
+    ])
+      expect(failed(apply("const r = compute(alpha, beta);\n", changed, "x")).code).toBe("ENO_MATCH");
+  });
+
+  it("line wrapping never joins or splits tokens: `a b` is not `ab`, `+ +` is not `++`", () => {
+    const src = "const t = beta gamma;\nconst s = a + +b;\nconst u = betagamma;\n";
+    expect(failed(apply(src, "const u = beta\n  gamma;", "x")).code).toBe("ENO_MATCH");
+    expect(failed(apply(src, "const t = betagamma;", "x")).code).toBe("ENO_MATCH");
+    expect(failed(apply(src, "const s = a\n  ++b;", "x")).code).toBe("ENO_MATCH");
+    expect(ok(apply(src, "const s = a +\n  +b;", "x")).strategy).toBe("line_wrapping");
+  });
+
+  it("line wrapping keeps whitespace inside strings, line breaks included", () => {
+    expect(failed(apply('log("hello world");\n', 'log("hello\nworld");', "x")).code).toBe("ENO_MATCH");
+    const template = "const s = `a\n    b`;\nnext();\n";
+    expect(failed(apply(template, "const s = `a\nb`;", "x")).code).toBe("ENO_MATCH");
+    expect(failed(apply(template, "const s = `a     b`;", "x")).code).toBe("ENO_MATCH");
+    expect(ok(apply(template, "const s =\n  `a\n    b`;", "x")).strategy).toBe("line_wrapping");
+    const py = 'def f():\n    """Return one.\n\n    Always."""\n    return 1\n';
+    expect(failed(apply(py, 'def f():\n    """Return one. Always."""\n    return 1', "x")).code).toBe(
+      "ENO_MATCH",
+    );
+  });
+
+  it("line wrapping never moves code into or out of a line comment", () => {
+    const src = "// explain\nrun();\n# not a heading\nstep()\n";
+    expect(failed(apply(src, "// explain run();", "x")).code).toBe("ENO_MATCH");
+    expect(failed(apply(src, "# not a heading step()", "x")).code).toBe("ENO_MATCH");
+    expect(failed(apply("x = a  # note\ny = b\n", "x = a # note y = b", "z")).code).toBe("ENO_MATCH");
   });
 
   it("keeps whitespace inside string literals significant", () => {
@@ -143,12 +206,12 @@ describe("edit_file matching stages", () => {
     expect(r.code).toBe("ENO_MATCH");
   });
 
-  it("refuses a formatter-tolerant match spanning far more lines than the search", () => {
+  it("matches a call spread over far more lines than the search text, as line wrapping", () => {
     const src = `call(${Array.from({ length: 12 }, (_, i) => `\n  arg${i},`).join("")}\n);\n`;
     const search = `call(${Array.from({ length: 12 }, (_, i) => `arg${i},`).join(" ")});`;
-    const r = failed(apply(src, search, "x"));
-    expect(r.code).toBe("ENO_MATCH");
-    expect(r.message).toMatch(/refused: it spans 14 non-blank lines/);
+    const r = ok(apply(src, search, "call();"));
+    expect(r).toMatchObject({ strategy: "line_wrapping", startLine: 1, endLine: 14 });
+    expect(r.result).toBe("call();\n");
   });
 
   it("never matches part of a line in the fuzzy stages", () => {

@@ -7,13 +7,20 @@ import { type NormalForm, normalForm } from "./normal-form.js";
  * How a search text was found, in the order they are tried. Each one widens matching along one
  * dimension that cannot change what the code means, and every one of them requires a unique match.
  */
-export type Strategy = "exact" | "line_endings" | "indentation" | "formatting" | "unescaped";
+export type Strategy =
+  | "exact"
+  | "line_endings"
+  | "indentation"
+  | "formatting"
+  | "line_wrapping"
+  | "unescaped";
 
 export const ALL_STRATEGIES: readonly Strategy[] = [
   "exact",
   "line_endings",
   "indentation",
   "formatting",
+  "line_wrapping",
   "unescaped",
 ];
 /** What "exact" means for search_replace_block and structured_patch: bytes, modulo line-ending transport. */
@@ -24,6 +31,7 @@ const LABEL: Record<Strategy, string> = {
   line_endings: "line-ending-insensitive",
   indentation: "trimmed lines (indentation-insensitive)",
   formatting: "formatter-tolerant",
+  line_wrapping: "line-wrapping-tolerant",
   unescaped: "JSON-unescaped retry",
 };
 
@@ -192,6 +200,8 @@ type DocIndex = {
   /** Each line's trimmed text as a small integer, and the number of each trimmed text. */
   trimmedIds?: { ids: Int32Array; idOf: Map<string, number> };
   normal?: NormalForm;
+  /** The last search text's normal form and where it occurs (formatting, then line_wrapping, ask for it). */
+  formatterHits?: { key: string; file: NormalForm; needle: NormalForm; hits: number[] };
   raw?: string;
   crOffsets?: number[];
 };
@@ -517,13 +527,48 @@ function contextLines(index: DocIndex, first: number, last: number): string[] {
   return hasIndent ? around : index.lines.slice(0, 2000);
 }
 
-/** How far a fuzzy match may stretch or shrink in non-blank lines before it is refused. */
-export function spanTolerance(searchLines: number): number {
-  return Math.max(3, Math.ceil(searchLines / 2));
+/** Where a search text's normal form occurs in the file's, found once for both stages that use it. */
+function formatterHits(
+  doc: TextDocument,
+  index: DocIndex,
+  search: string[],
+): { file: NormalForm; needle: NormalForm; hits: number[] } {
+  const key = search.join("\n");
+  if (index.formatterHits?.key === key) return index.formatterHits;
+  index.normal ??= normalForm(doc.text);
+  const file = index.normal;
+  const needle = normalForm(key);
+  const hits: number[] = [];
+  if (needle.norm !== "")
+    eachOccurrence(file.norm, needle.norm, 0, (k) => {
+      hits.push(k);
+      return true;
+    });
+  index.formatterHits = { key, file, needle, hits };
+  return index.formatterHits;
 }
 
-type FormattingOutcome = StageResult | { kind: "span"; fileLines: number; searchLines: number; line: number };
+/** How many of the file's code lines start inside `[from, to)` of its normal form. */
+function lineStartsWithin(file: NormalForm, from: number, to: number): number {
+  const starts = file.lineStarts;
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((starts[mid] as { normIndex: number }).normIndex < from) lo = mid + 1;
+    else hi = mid;
+  }
+  let count = 0;
+  for (let i = lo; i < starts.length && (starts[i] as { normIndex: number }).normIndex < to; i++) count++;
+  return count;
+}
 
+/**
+ * The two stages on the normal form (normal-form.ts): the same code, whitespace aside where it cannot
+ * change meaning. `formatting` also wants the lines to break where the search text's do (blank lines,
+ * indentation and spaces around punctuation may differ); `line_wrapping` lets them break anywhere
+ * between tokens, so a call wrapped one argument per line matches the same call on one line.
+ */
 function stageFormatting(
   doc: TextDocument,
   index: DocIndex,
@@ -531,22 +576,14 @@ function stageFormatting(
   replace: string[],
   from: number,
   budget: Budget,
-): FormattingOutcome {
-  index.normal ??= normalForm(doc.text);
-  const file = index.normal;
-  const needle = normalForm(search.join("\n"));
-  if (needle.norm === "") return { kind: "none" };
+  strategy: "formatting" | "line_wrapping",
+): StageResult {
+  const { file, needle, hits } = formatterHits(doc, index, search);
+  if (hits.length === 0) return { kind: "none" };
   const text = doc.text;
   const onlySpaceBetween = (a: number, b: number) => /^[ \t]*$/.test(text.slice(a, b));
   const fileLineStarts = new Map<number, string>();
-  const searchNonBlank = search.filter((l) => !isBlank(l)).length;
   const found: Array<{ first: number; last: number; pairs: Array<readonly [string, string]> }> = [];
-  let refusedSpan: { fileLines: number; line: number } | undefined;
-  const hits: number[] = [];
-  eachOccurrence(file.norm, needle.norm, 0, (k) => {
-    hits.push(k);
-    return true;
-  });
   const cap = reportCap(needle.lineStarts.length);
   for (const k of hits) {
     if (found.length > cap) break;
@@ -561,21 +598,20 @@ function stageFormatting(
       !onlySpaceBetween(end, lineEnd(index, last))
     )
       continue;
-    budget.spend(needle.lineStarts.length + last - first + 1, "formatting");
+    budget.spend(needle.lineStarts.length + last - first + 1, strategy);
     if (fileLineStarts.size === 0)
       for (const ls of file.lineStarts) fileLineStarts.set(ls.normIndex, ls.indent);
+    // The lines that start where the search text's lines start: their indentation is paired.
     const pairs: Array<readonly [string, string]> = [];
     for (const ls of needle.lineStarts) {
       const fileIndent = fileLineStarts.get(k + ls.normIndex);
       if (fileIndent !== undefined) pairs.push([ls.indent, fileIndent]);
     }
+    const sameBreaks =
+      pairs.length === needle.lineStarts.length &&
+      lineStartsWithin(file, k, k + needle.norm.length) === needle.lineStarts.length;
+    if (strategy === "formatting" && !sameBreaks) continue;
     if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
-    let fileNonBlank = 0;
-    for (let l = first; l <= last; l++) if (!isBlank(index.lines[l] as string)) fileNonBlank++;
-    if (Math.abs(fileNonBlank - searchNonBlank) > spanTolerance(searchNonBlank)) {
-      refusedSpan ??= { fileLines: fileNonBlank, line: first + 1 };
-      continue;
-    }
     found.push({ first, last, pairs });
   }
   if (found.length > 1)
@@ -583,9 +619,7 @@ function stageFormatting(
       found.map((f) => f.first + 1),
       cap,
     );
-  if (found.length === 0) {
-    return refusedSpan ? { kind: "span", searchLines: searchNonBlank, ...refusedSpan } : { kind: "none" };
-  }
+  if (found.length === 0) return { kind: "none" };
   const { first, last, pairs } = found[0] as {
     first: number;
     last: number;
@@ -601,7 +635,7 @@ function stageFormatting(
     modelLines: [...search, ...replace],
     fileLines: contextLines(index, first, last),
   }).join("\n");
-  return one(index, index.lineStarts[first] as number, lineEnd(index, last), replacement, "formatting");
+  return one(index, index.lineStarts[first] as number, lineEnd(index, last), replacement, strategy);
 }
 
 const STRING_SYNTAX = { syntax: "string" } as const;
@@ -634,26 +668,21 @@ export function locate(
     };
   }
   const tried: Strategy[] = [];
-  let spanRefusal: { fileLines: number; searchLines: number; line: number } | undefined;
   const budget = new Budget();
   const run = (s: string, r: string, allowed: readonly Strategy[]): StageResult => {
     const index = indexOf(doc);
     index.raw ??= doc.eols.includes("\r\n") ? rawText(doc) : doc.text;
     const lines = blockLines(s, r);
     for (const strategy of allowed) {
-      let result: FormattingOutcome;
+      let result: StageResult;
       if (strategy === "exact") result = stageExact(doc, index, s, r, from);
       else if (strategy === "line_endings") result = stageLineEndings(doc, index, s, r, from);
       else if (strategy === "indentation")
         result = stageIndentation(index, lines.search, lines.replace, from, budget);
-      else if (strategy === "formatting")
-        result = stageFormatting(doc, index, lines.search, lines.replace, from, budget);
+      else if (strategy === "formatting" || strategy === "line_wrapping")
+        result = stageFormatting(doc, index, lines.search, lines.replace, from, budget, strategy);
       else continue;
       if (!tried.includes(strategy)) tried.push(strategy);
-      if (result.kind === "span") {
-        spanRefusal ??= result;
-        continue;
-      }
       if (result.kind !== "none") return result;
     }
     return { kind: "none" };
@@ -666,18 +695,7 @@ export function locate(
     tried: [...tried],
   });
   try {
-    return locateWithin(
-      doc,
-      search,
-      replace,
-      strategies,
-      label,
-      from,
-      tried,
-      run,
-      ambiguous,
-      () => spanRefusal,
-    );
+    return locateWithin(doc, search, replace, strategies, label, from, tried, run, ambiguous);
   } catch (error) {
     if (!(error instanceof BudgetExceeded)) throw error;
     const searchLines = toLf(search).split("\n").length;
@@ -702,7 +720,6 @@ function locateWithin(
   tried: Strategy[],
   run: Run,
   ambiguous: (lines: number[], strategy: Strategy, more?: boolean) => MatchFailure,
-  spanRefused: () => { fileLines: number; searchLines: number; line: number } | undefined,
 ): Match | MatchFailure {
   const first = run(
     search,
@@ -728,10 +745,6 @@ function locateWithin(
   const candidate = closestCandidate(doc, search, from);
   const triedText = tried.map(strategyLabel).join(", ");
   let message = `${label} was not found in the file (tried: ${triedText}); nothing was changed.`;
-  const spanRefusal = spanRefused();
-  if (spanRefusal) {
-    message += ` A formatter-tolerant match at line ${spanRefusal.line} was refused: it spans ${spanRefusal.fileLines} non-blank lines, the search text ${spanRefusal.searchLines}.`;
-  }
   if (candidate) {
     message += `\nClosest candidate, lines ${candidate.start_line}-${candidate.end_line}:\n${candidate.text}`;
     if (candidate.first_difference) message += `\nFirst difference: ${candidate.first_difference}`;

@@ -4,8 +4,8 @@ import {
   countWithCap,
   defineTool,
   escapePath,
+  renderEntries,
   renderText,
-  renderTree,
   ToolbeltError,
   type ToolContext,
   type TreeEntry,
@@ -29,6 +29,10 @@ export const fileListPayload = z.object({
     .literal("mouaif")
     .optional()
     .describe("set in the mouaif profile, whose text reads `# Listing: <pattern>` / `# Count: N`"),
+  structure: z
+    .literal("flat")
+    .optional()
+    .describe('set when `toolOutput.structure` is `"flat"`: the text lists one full path per row'),
 });
 
 export const dirListPayload = z.object({
@@ -222,16 +226,20 @@ export const listFilesTool = defineTool({
       capped,
       max_entries: cap,
       ...(mouaif ? { profile: "mouaif" as const } : {}),
+      ...(ctx.config.toolOutput.structure === "flat" ? { structure: "flat" as const } : {}),
     };
   },
   render(payload) {
+    const body = renderEntries(payload.entries as TreeEntry[], payload.structure);
     if (payload.profile === "mouaif") {
-      const head = renderText([
-        ["Listing", payload.pattern],
-        ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
-      ]);
-      const tree = renderTree(payload.entries as TreeEntry[]);
-      return tree ? `${head}\n\n${tree}` : head;
+      return renderText(
+        [
+          ["Listing", payload.pattern],
+          ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+          ["Structure", payload.structure],
+        ],
+        body,
+      );
     }
     return renderText(
       [
@@ -239,8 +247,9 @@ export const listFilesTool = defineTool({
         ["Pattern", payload.pattern],
         ["Path", payload.path],
         ["Count", countWithCap(payload.count, payload.max_entries, payload.capped)],
+        ["Structure", payload.structure],
       ],
-      renderTree(payload.entries as TreeEntry[]),
+      body,
     );
   },
 });

@@ -4,8 +4,8 @@ import {
   countWithCap,
   defineTool,
   type ResolvedPath,
+  renderEntries,
   renderText,
-  renderTree,
   ToolbeltError,
   type ToolContext,
   z,
@@ -54,12 +54,18 @@ export const searchResultsPayload = z.object({
     .int()
     .optional()
     .describe(
-      "lines ripgrep reported that were dropped: read again (ripgrep ran unconfined), they were no longer that line of that file, which changed during the search",
+      "lines ripgrep reported that were dropped: read again (ripgrep ran unconfined), they were no longer that line of that file, which changed during the search (or was swapped for a symlink)",
     ),
   profile: z
     .literal("mouaif")
     .optional()
     .describe("set in the mouaif profile, whose text reads `# Search: <query>` / `# Matches: N`"),
+  structure: z
+    .literal("flat")
+    .optional()
+    .describe(
+      'set when `toolOutput.structure` is `"flat"`: the text has one `path:line: text` row per match',
+    ),
 });
 
 export type SearchResultsPayload = z.output<typeof searchResultsPayload>;
@@ -203,6 +209,7 @@ export const searchFilesTool = defineTool({
       ...(skipped ? { skipped } : {}),
       ...(changed ? { changed } : {}),
       ...(ctx.profile === "mouaif" ? { profile: "mouaif" as const } : {}),
+      ...(ctx.config.toolOutput.structure === "flat" ? { structure: "flat" as const } : {}),
     };
   },
   render(payload) {
@@ -216,15 +223,18 @@ export const searchFilesTool = defineTool({
     const changed = payload.changed
       ? `${payload.changed} ${payload.changed === 1 ? "line" : "lines"} (changed during the search; not shown)`
       : undefined;
+    const body = renderEntries(payload.entries, payload.structure);
     if (payload.profile === "mouaif") {
-      const head = renderText([
-        ["Search", payload.query],
-        ["Matches", matches],
-        ["Skipped", skipped],
-        ["Changed", changed],
-      ]);
-      const tree = renderTree(payload.entries);
-      return tree ? `${head}\n\n${tree}` : head;
+      return renderText(
+        [
+          ["Search", payload.query],
+          ["Matches", matches],
+          ["Skipped", skipped],
+          ["Changed", changed],
+          ["Structure", payload.structure],
+        ],
+        body,
+      );
     }
     return renderText(
       [
@@ -237,8 +247,9 @@ export const searchFilesTool = defineTool({
         ["Matches", matches],
         ["Skipped", skipped],
         ["Changed", changed],
+        ["Structure", payload.structure],
       ],
-      renderTree(payload.entries),
+      body,
     );
   },
 });

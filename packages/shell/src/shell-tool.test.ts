@@ -168,7 +168,7 @@ describe("shell", () => {
   it("renders the model-facing text with headers", async () => {
     const { text } = await session.callWithText("shell", { command: "echo hi; exit 2" });
     expect(text).toMatch(
-      /^# Exit-Code: 2\n# Duration-Ms: \d+\n# Cwd: \.\n# Sandbox: (landlock|unavailable \(.*\))\nhi\n$/,
+      /^# Exit-Code: 2\n# Duration-Ms: \d+\n# Cwd: \.\n# Sandbox: (landlock|unavailable \(.*\))\n\nhi\n$/,
     );
   });
 

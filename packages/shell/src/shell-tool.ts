@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { defineTool, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import { defineTool, type ProfileInputContext, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { oomKills } from "./cgroup.js";
@@ -77,14 +77,30 @@ const mewboInput = shellInput.extend({
     .string()
     .optional()
     .describe("Directory the command runs in and `cwd` is relative to (inside the project root)."),
+  cwd: z
+    .string()
+    .optional()
+    .describe(
+      "Working directory, relative to `root`; must stay inside `root` (a path validation error otherwise).",
+    ),
 });
 
-/** mewbo's `root` is where the command runs; a relative `cwd` is taken from there, like the edit tools' paths. */
-function mewboToInput(input: Record<string, unknown>): Record<string, unknown> {
+/**
+ * mewbo's `root` is where the command runs; a relative `cwd` is taken from there, like the edit tools'
+ * paths. The root narrows the project root for the call: a `cwd` that leaves it (`..`, an absolute path
+ * elsewhere, a symlink out) is EPATH_ESCAPE even inside the project, judged on real paths.
+ */
+function mewboToInput(input: Record<string, unknown>, at: ProfileInputContext): Record<string, unknown> {
   const { root, ...rest } = input as z.output<typeof mewboInput>;
   if (typeof root !== "string" || root === "") return rest;
-  const cwd = rest.cwd;
-  return { ...rest, cwd: cwd && path.isAbsolute(cwd) ? cwd : path.join(root, cwd ?? ".") };
+  const cwd = rest.cwd && path.isAbsolute(rest.cwd) ? rest.cwd : path.join(root, rest.cwd ?? ".");
+  const base = at.resolve(root);
+  const target = at.resolve(cwd);
+  if (target.abs !== base.abs && !target.abs.startsWith(`${base.abs}${path.sep}`))
+    throw new ToolbeltError("EPATH_ESCAPE", `cwd ${rest.cwd} is outside the call's root ${root}`, {
+      details: { cwd: rest.cwd, root },
+    });
+  return { ...rest, cwd };
 }
 
 interface Prepared {

@@ -75,6 +75,12 @@ describe("the console fake and the real server", () => {
       path: `/api/sessions/${sid}/approvals/r1`,
       body: '{"approved":true}',
     },
+    { what: "an attach without tools", method: "POST", path: `/api/sessions/${sid}/attach`, body: "{}" },
+    {
+      what: "a stream for no such attachment",
+      method: "GET",
+      path: `/api/sessions/${sid}/events?attachment=nope`,
+    },
     {
       what: "no such question",
       method: "POST",

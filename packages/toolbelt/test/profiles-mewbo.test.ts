@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, cli, jsonLines, lacksLandlock, tempRoot } from "./cli-harness.js";
@@ -122,6 +122,47 @@ describe("mewbo's shell tools", () => {
     expect(outOfRoot).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
   });
 
+  it("aider_shell_tool refuses a cwd outside its own root, even inside the project, and runs nothing", async () => {
+    // The spec: "A `cwd` outside the resolved `root` raises a path validation error."
+    mkdirSync(path.join(root, "pkg", "sub", "deep"), { recursive: true });
+    const marker = path.join(root, "ran.txt");
+    const tries: Array<Record<string, unknown>> = [
+      { root: "pkg/sub", cwd: ".." },
+      { root: "pkg/sub", cwd: "../.." },
+      { root: "pkg/sub", cwd: path.join(root, "pkg") },
+      { root: "pkg/sub", cwd: "deep/../../.." },
+    ];
+    for (const where of tries) {
+      const out = await run("aider_shell_tool", { command: "touch ran.txt; pwd", ...where }, [
+        "--allow",
+        "shell",
+      ]);
+      const result = json(out.stdout);
+      expect(result, JSON.stringify(where)).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+      expect(String(result.message)).toMatch(/outside the call's root pkg\/sub/);
+      expect(out.code).toBe(1);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(path.join(root, "pkg", "ran.txt"))).toBe(false);
+    // Inside its root (relative, absolute, or back into it) still runs.
+    for (const cwd of ["deep", path.join(root, "pkg", "sub", "deep"), "deep/.."]) {
+      const ok = json(
+        (await run("aider_shell_tool", { command: "pwd", root: "pkg/sub", cwd }, ["--allow", "shell"]))
+          .stdout,
+      );
+      expect(ok, cwd).toMatchObject({ kind: "shell_result" });
+    }
+  });
+
+  it("aider_shell_tool judges its root on real paths: a symlink out of the root is outside it", async () => {
+    symlinkSync(path.join(root, "pkg"), path.join(root, "pkg", "sub", "up"));
+    const out = json(
+      (await run("aider_shell_tool", { command: "pwd", root: "pkg/sub", cwd: "up" }, ["--allow", "shell"]))
+        .stdout,
+    );
+    expect(out).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+  });
+
   it("shell_session_tool without a cursor returns everything retained; a filtered read hides nothing", async () => {
     // One exec session: start, wait for the command to finish, read filtered, then twice without a cursor.
     const script = [
@@ -183,9 +224,11 @@ describe("late answers to ask_user_question over HTTP", { timeout: 90_000 }, () 
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
+  /** A session of the server's root whose client can answer questions (it advertises ask_user). */
   const sessionId = async () => {
-    const list = (await api("/api/sessions")).body as unknown as Array<{ id: string }>;
-    return encodeURIComponent(String(list[0]?.id));
+    const opened = await api("/api/sessions", { capabilities: ["ask_user"] });
+    expect(opened.status).toBe(201);
+    return encodeURIComponent(String(opened.body.id));
   };
   const ask = async (sid: string) => {
     const question = { question: "Which database?", options: ["Postgres", "SQLite"] };
@@ -201,23 +244,26 @@ describe("late answers to ask_user_question over HTTP", { timeout: 90_000 }, () 
     await server?.stop();
   });
 
-  it("a user message supersedes an open question; a late answer is taken once; open questions survive a restart", async () => {
+  it("an expired question stays answerable after a newer message; a late answer is taken once; open questions survive a restart", async () => {
     const httpRoot = tempRoot("tb-mewbo-http-");
     try {
       server = await startHttp(httpRoot, ["--profile", "mewbo"]);
       let sid = await sessionId();
 
+      // The spec: "The question stays answerable afterwards, and through a newer message or an API
+      // restart, so a late answer arrives as a new message in the session."
       const first = await ask(sid);
       const message = await api(`/api/sessions/${sid}/messages`, { text: "use SQLite, stop asking" });
-      expect(message).toMatchObject({ status: 200, body: { superseded: [first] } });
-      expect((await api(`/api/sessions/${sid}/pending`)).body.questions).toEqual([]);
-
-      const second = await ask(sid);
+      expect(message).toMatchObject({ status: 200, body: { superseded: [] } });
+      const open = (await api(`/api/sessions/${sid}/pending`)).body.questions as Array<{
+        question_id: string;
+      }>;
+      expect(open.map((q) => q.question_id)).toEqual([first]);
       expect(
-        (await api(`/api/sessions/${sid}/questions/${second}`, { answers: [{ options: [1] }] })).status,
+        (await api(`/api/sessions/${sid}/questions/${first}`, { answers: [{ options: [1] }] })).status,
       ).toBe(200);
       const late = await api(`/api/sessions/${sid}/late-answers`, {});
-      expect(late.body.answers).toMatchObject([{ question_id: second, answers: [{ selected: ["SQLite"] }] }]);
+      expect(late.body.answers).toMatchObject([{ question_id: first, answers: [{ selected: ["SQLite"] }] }]);
       expect(String((late.body.answers as Array<{ text: string }>)[0]?.text)).toContain("Late: true");
       expect((await api(`/api/sessions/${sid}/late-answers`, {})).body.answers).toEqual([]);
 

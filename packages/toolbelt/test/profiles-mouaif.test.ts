@@ -241,6 +241,71 @@ describe("mouaif: one edit tool, its own parameter names in every message", () =
   });
 });
 
+describe("mouaif: edit_file tolerates line-wrapping differences", () => {
+  const CALL = "function f() {\n  const result = compute(alpha, beta, gamma);\n  return result;\n}\n";
+  const WRAPPED = "const result = compute(\n  alpha,\n  beta,\n  gamma\n);";
+  const edit = (file: string, oldText: string, newText: string, profile = "mouaif") =>
+    cli([
+      "run",
+      "edit_file",
+      "--root",
+      root,
+      "--profile",
+      profile,
+      "--input",
+      JSON.stringify(
+        profile === "mouaif"
+          ? { path: file, oldText, newText }
+          : { path: file, old_text: oldText, new_text: newText },
+      ),
+    ]);
+
+  it("a call wrapped one argument per line matches the one-line call, and says so", async () => {
+    for (const profile of ["mouaif", "default"]) {
+      writeFileSync(path.join(root, "wrap.ts"), CALL);
+      const r = await edit("wrap.ts", WRAPPED, "const result = compute(alpha, beta, gamma, delta);", profile);
+      expect(json(r.stdout), profile).toMatchObject({ kind: "edit_result", strategy: "line_wrapping" });
+      expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe(
+        "function f() {\n  const result = compute(alpha, beta, gamma, delta);\n  return result;\n}\n",
+      );
+    }
+    // And the other way: the file wrapped, the search text on one line.
+    writeFileSync(path.join(root, "wrap.ts"), `function f() {\n  ${WRAPPED.replace(/\n/g, "\n  ")}\n}\n`);
+    const back = await edit("wrap.ts", "const result = compute(alpha, beta, gamma);", "const result = 0;");
+    expect(json(back.stdout)).toMatchObject({ kind: "edit_result", strategy: "line_wrapping" });
+    expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe("function f() {\n  const result = 0;\n}\n");
+  });
+
+  it("two places that match once wrapping is ignored are EMULTI_MATCH; the file is unchanged", async () => {
+    const twice = `${CALL}${CALL.replace("function f", "function g")}`;
+    writeFileSync(path.join(root, "wrap.ts"), twice);
+    const r = await edit("wrap.ts", WRAPPED, "x");
+    expect(json(r.stdout)).toMatchObject({ kind: "error", code: "EMULTI_MATCH", strategy: "line_wrapping" });
+    expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe(twice);
+  });
+
+  it("changed code is ENO_MATCH: a token, a merged token, a newline inside a string, code a comment swallows", async () => {
+    const cases: Array<[string, string]> = [
+      [CALL, "const result = compute(\n  alpha,\n  beta,\n  delta\n);"],
+      [CALL, "const result = compute(\n  alpha,\n  beta,\n  gamma,\n);"],
+      // `beta gamma` is not `betagamma`, nor `+ +` `++`.
+      ["const s = a + +b;\nconst t = betagamma;\n", "const s = a\n  ++b;"],
+      ["const s = a + +b;\nconst t = betagamma;\n", "const t = beta\n  gamma;"],
+      // Whitespace inside a string literal counts, line breaks included.
+      ['log("hello world");\n', 'log("hello\nworld");'],
+      ["const s = `a\n    b`;\n", "const s = `a\nb`;"],
+      // A line comment ends at its line: the call below it is code, not part of the comment.
+      ["// explain\nrun();\n", "// explain run();"],
+    ];
+    for (const [file, oldText] of cases) {
+      writeFileSync(path.join(root, "wrap.ts"), file);
+      const r = await edit("wrap.ts", oldText, "changed();");
+      expect(json(r.stdout), oldText).toMatchObject({ kind: "error", code: "ENO_MATCH" });
+      expect(readFileSync(path.join(root, "wrap.ts"), "utf8")).toBe(file);
+    }
+  });
+});
+
 describe("mouaif: model-facing text as the spec shows it", () => {
   it("list_files: # Listing / # Count, a blank line, the tree; parseToolText rebuilds it", async () => {
     const r = await run("list_files", { pattern: "src/**/*.ts" }, ["--format", "text"]);

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BridgeClient, connectClient, readSse } from "@toolbelt/bridge";
@@ -62,8 +63,14 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
     return { events, stop: () => controller.abort(), done };
   };
 
+  const savedStateDir = process.env.TOOLBELT_STATE_DIR;
+  let stateDir: string;
+
   beforeAll(async () => {
     root = await makeRoot();
+    // The server saves open questions here, not in ~/.toolbelt.
+    stateDir = await fs.mkdtemp(path.join(os.tmpdir(), "toolbelt-serve-state-"));
+    process.env.TOOLBELT_STATE_DIR = stateDir;
     server = await startHttp(root);
     const { body } = await api("GET", "/api/sessions");
     sid = (body as unknown as Array<{ id: string }>)[0]?.id ?? "";
@@ -71,8 +78,35 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
   afterAll(async () => {
     for (const c of clients) await c.close();
     await server?.stop();
+    if (savedStateDir === undefined) delete process.env.TOOLBELT_STATE_DIR;
+    else process.env.TOOLBELT_STATE_DIR = savedStateDir;
     await fs.rm(root, { recursive: true, force: true });
+    await fs.rm(stateDir, { recursive: true, force: true });
   });
+
+  /** Opens a session (inside the server's root) and gives its id. */
+  const openSession = async (body: Record<string, unknown>) => {
+    const opened = await api("POST", "/api/sessions", body);
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    return String(opened.body.id);
+  };
+  /** Every tool a session offers, bound or deferred. */
+  const offered = async (id: string) => {
+    const { body } = await api("GET", `/api/sessions/${id}/tools`);
+    const tools = (body.tools as unknown as Array<{ name: string }>).map((t) => t.name);
+    return [...tools, ...(body.deferred as unknown as string[])];
+  };
+  /** The question a session lists as pending, once it does. */
+  const pendingQuestion = async (id: string) => {
+    let listed: Array<{ question_id: string }> = [];
+    await until(async () => {
+      listed = (await api("GET", `/api/sessions/${id}/pending`)).body.questions as unknown as Array<{
+        question_id: string;
+      }>;
+      return listed.length > 0;
+    }, "a pending question");
+    return listed;
+  };
 
   it("listens on loopback and refuses every request without the token", async () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -330,6 +364,16 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
     await api("POST", `/api/sessions/${sid}/approvals/${second?.request_id}`, { approved: false });
     expect((await denying).body).toMatchObject({ result: { kind: "error", code: "EDENIED" } });
 
+    // Questions need someone to answer them: a client that advertises ask_user (the console does).
+    const answerer = connectClient({
+      url: server.url,
+      token: server.token,
+      session: sid,
+      tools: [],
+      capabilities: ["ask_user"],
+    });
+    clients.push(answerer);
+    await answerer.ready;
     expect((await bound()).tools).toContain("ask_user_question");
     const asking = api("POST", `/api/sessions/${sid}/calls`, {
       tool: "ask_user_question",
@@ -352,6 +396,135 @@ describe("toolbelt serve --http (real server process, real HTTP)", () => {
     const result = (await asking).body;
     expect(JSON.stringify(result)).toContain("yes");
     expect(JSON.stringify(result)).toContain("after lunch");
+    await answerer.close();
+    await until(
+      async () => !(await bound()).tools.includes("ask_user_question"),
+      "ask_user_question to go with its client",
+    );
+  });
+
+  it("binds present_ui and ask_user_question only for a client that advertises generative_ui / ask_user", async () => {
+    const neither = (tools: string[]) => {
+      expect(tools).not.toContain("present_ui");
+      expect(tools).not.toContain("ask_user_question");
+    };
+    // The server's own session and one opened with {} have no client that could draw or answer.
+    neither(await offered(sid));
+    const plain = await openSession({});
+    neither(await offered(plain));
+    const call = await api("POST", `/api/sessions/${plain}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [{ question: "Ship it?", options: ["yes", "no"] }] },
+    });
+    expect(call.body).toMatchObject({ result: { kind: "error", code: "EUNKNOWN_TOOL" } });
+
+    // Capabilities come with the request that opens the session...
+    const drawing = await openSession({ capabilities: ["generative_ui"] });
+    expect(await offered(drawing)).toContain("present_ui");
+    expect(await offered(drawing)).not.toContain("ask_user_question");
+    const both = await openSession({ capabilities: ["generative_ui", "ask_user"] });
+    expect(await offered(both)).toEqual(expect.arrayContaining(["present_ui", "ask_user_question"]));
+    for (const capabilities of ["ask_user", [1], [""]]) {
+      const bad = await api("POST", "/api/sessions", { capabilities });
+      expect(bad.status, JSON.stringify(capabilities)).toBe(400);
+      expect(bad.body).toMatchObject({ error: { code: "EINVAL_INPUT" } });
+    }
+
+    // ...and with an attachment, for as long as its stream is connected (the client SDK declares them).
+    const client = connectClient({
+      url: server.url,
+      token: server.token,
+      session: plain,
+      client: "a UI",
+      tools: [],
+      capabilities: ["generative_ui", "ask_user"],
+    });
+    clients.push(client);
+    await client.ready;
+    expect(await offered(plain)).toEqual(expect.arrayContaining(["present_ui", "ask_user_question"]));
+    await client.close();
+    await until(async () => !(await offered(plain)).includes("present_ui"), "present_ui to be unbound");
+    neither(await offered(plain));
+    for (const id of [plain, drawing, both]) await api("DELETE", `/api/sessions/${id}`);
+  });
+
+  it("a refused answer changes nothing: the question stays pending and the next valid answer is taken", async () => {
+    const id = await openSession({ root: "sub", capabilities: ["ask_user"] });
+    const question = { question: "Which database?", options: ["Postgres", "SQLite"] };
+    const asking = api("POST", `/api/sessions/${id}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [question] },
+    });
+    const [open] = await pendingQuestion(id);
+    const route = `/api/sessions/${id}/questions/${open?.question_id}`;
+    const both = await api("POST", route, { answers: [{ options: [0], text: "DuckDB" }] });
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({
+      error: { code: "EINVAL_INPUT", message: expect.stringMatching(/never both/) },
+    });
+    const empty = await api("POST", route, { answers: [{ text: "   " }] });
+    expect(empty.status).toBe(400);
+    expect(await pendingQuestion(id)).toEqual([expect.objectContaining({ question_id: open?.question_id })]);
+    expect((await api("POST", route, { answers: [{ options: [1] }] })).status).toBe(200);
+    expect((await asking).body).toMatchObject({
+      result: { kind: "question_answers", answers: [{ selected: ["SQLite"] }] },
+    });
+
+    // The same for a question whose call has stopped waiting (timed out): refused, then taken late.
+    const timedOut = await api("POST", `/api/sessions/${id}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [question], timeout_seconds: 0.2 },
+    });
+    const late = String((timedOut.body.result as unknown as { question_id: string }).question_id);
+    const lateRoute = `/api/sessions/${id}/questions/${late}`;
+    expect((await api("POST", lateRoute, { answers: [{ options: [0], text: "x" }] })).status).toBe(400);
+    expect((await api("POST", lateRoute, { answers: [{ text: "DuckDB" }] })).body).toEqual({
+      ok: true,
+      late: true,
+    });
+    const taken = await api("POST", `/api/sessions/${id}/late-answers`, {});
+    expect(taken.body.answers).toMatchObject([{ question_id: late, answers: [{ text: "DuckDB" }] }]);
+    await api("DELETE", `/api/sessions/${id}`);
+  });
+
+  it("an expired question stays answerable after a newer message; a message supersedes only a waiting one", async () => {
+    const id = await openSession({ root: "sub", capabilities: ["ask_user"] });
+    const question = { question: "Which port?", options: ["3000", "8080"] };
+    const expired = await api("POST", `/api/sessions/${id}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [question], timeout_seconds: 1 },
+    });
+    expect(expired.body.result).toMatchObject({ kind: "question_pending" });
+    const expiredId = String((expired.body.result as unknown as { question_id: string }).question_id);
+
+    // A question still blocking its call is what a new message replaces.
+    const blocking = api("POST", `/api/sessions/${id}/calls`, {
+      tool: "ask_user_question",
+      input: { questions: [question] },
+    });
+    let waiting: string | undefined;
+    await until(async () => {
+      const listed = await pendingQuestion(id);
+      waiting = listed.find((q) => q.question_id !== expiredId)?.question_id;
+      return waiting !== undefined;
+    }, "the blocking question");
+    const message = await api("POST", `/api/sessions/${id}/messages`, { text: "use 9000 instead" });
+    expect(message.body).toEqual({ superseded: [waiting] });
+    expect((await blocking).body).toMatchObject({
+      result: { kind: "question_superseded", user_message: "use 9000 instead" },
+    });
+
+    // The expired one is still open, and its answer arrives as a new message for the model.
+    expect((await pendingQuestion(id)).map((q) => q.question_id)).toEqual([expiredId]);
+    const answered = await api("POST", `/api/sessions/${id}/questions/${expiredId}`, {
+      answers: [{ options: [1] }],
+    });
+    expect(answered).toMatchObject({ status: 200, body: { ok: true, late: true } });
+    const late = await api("POST", `/api/sessions/${id}/late-answers`, {});
+    expect(late.body.answers).toMatchObject([{ question_id: expiredId, answers: [{ selected: ["8080"] }] }]);
+    expect(String((late.body.answers as unknown as Array<{ text: string }>)[0]?.text)).toContain("8080");
+    expect((await api("GET", `/api/sessions/${id}/pending`)).body.questions).toEqual([]);
+    await api("DELETE", `/api/sessions/${id}`);
   });
 });
 

@@ -41,4 +41,10 @@ export const family: Plugin = definePlugin({
   tools: [updateTodos, askUserQuestion, presentUi],
 });
 
-export { contributions, type QuestionRequest, type QuestionResponse, uiEvents } from "./contrib.js";
+export {
+  checkQuestionResponse,
+  contributions,
+  type QuestionRequest,
+  type QuestionResponse,
+  uiEvents,
+} from "./contrib.js";

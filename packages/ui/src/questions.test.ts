@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { type ClientInfo, createSession, type Session, type ToolbeltEvent } from "@toolbelt/core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { QuestionRequest } from "./contrib.js";
+import { checkQuestionResponse, type QuestionRequest } from "./contrib.js";
 import { answerQuestion, family, pendingQuestions, takeLateAnswers } from "./index.js";
 import { questionsFile } from "./questions.js";
 
@@ -242,14 +242,17 @@ describe("superseding and cancelling", () => {
     expect(pendingQuestions(s)).toEqual([]);
   });
 
-  it("a user message also closes a timed-out question, so no stale late answer arrives", async () => {
+  it("a user message leaves a timed-out question answerable: its answer arrives late, as a new message", async () => {
     const s = await session({ capabilities: ["ask_user"] });
     const result = await s.call("ask_user_question", { questions: [DB], timeout_seconds: 0.01 });
     s.userMessage("new topic");
+    expect(pendingQuestions(s)).toMatchObject([{ question_id: result.question_id, status: "timed_out" }]);
     expect(answerQuestion(s, result.question_id as string, { answers: [{ options: [0] }] })).toMatchObject({
-      code: "ENOENT",
+      late: true,
     });
-    expect(takeLateAnswers(s)).toEqual([]);
+    expect(takeLateAnswers(s)).toMatchObject([
+      { question_id: result.question_id, answers: [{ selected: ["Postgres"] }] },
+    ]);
   });
 
   it("cancelling the call returns ECANCELLED and closes the question", async () => {
@@ -289,14 +292,59 @@ describe("open questions across a restart", () => {
     expect(existsSync(file)).toBe(false);
   });
 
-  it("a user message supersedes a restored question and clears it from the file", async () => {
+  it("a user message leaves a restored question open: no call waits on it, so nothing is superseded", async () => {
     const first = await session({ capabilities: ["ask_user"] });
     const pending = await first.call("ask_user_question", { questions: [DB], timeout_seconds: 0.01 });
     await first.close();
     const second = await session({ capabilities: ["ask_user"] });
     expect(pendingQuestions(second).map((q) => q.question_id)).toEqual([pending.question_id]);
     second.userMessage("never mind, use SQLite");
-    expect(pendingQuestions(second)).toEqual([]);
+    expect(pendingQuestions(second).map((q) => q.question_id)).toEqual([pending.question_id]);
+    expect(
+      answerQuestion(second, String(pending.question_id), { answers: [{ text: "SQLite" }] }),
+    ).toMatchObject({
+      late: true,
+    });
+    expect(takeLateAnswers(second)).toMatchObject([{ question_id: pending.question_id }]);
     expect(existsSync(questionsFile(second) as string)).toBe(false);
+  });
+});
+
+describe("checkQuestionResponse (the one answer check)", () => {
+  const request: QuestionRequest = {
+    question_id: "q1",
+    questions: [
+      { question: "Which?", options: ["a", "b"] },
+      { question: "Which ones?", options: ["x", "y", "z"], multiple: true },
+    ],
+  };
+
+  it("keeps option indexes or text per question, and nothing else", () => {
+    expect(
+      checkQuestionResponse(request, {
+        answers: [{ options: [0], extra: 1 }, { options: [0, 2] }],
+        notes: "n",
+        more: true,
+      }),
+    ).toEqual({ answers: [{ options: [0] }, { options: [0, 2] }], notes: "n" });
+    expect(checkQuestionResponse(request, { answers: [{ text: "mine" }, { options: [1] }] })).toEqual({
+      answers: [{ text: "mine" }, { options: [1] }],
+    });
+  });
+
+  it.each([
+    ["yes", /answers: \[/],
+    [{ answers: [{ options: [0] }] }, /expected 2 answer/],
+    [{ answers: [{ options: [0, 1] }, { options: [0] }] }, /takes one option/],
+    [{ answers: [{ options: [7] }, { options: [0] }] }, /from 0 to 1/],
+    [{ answers: [{ options: [0] }, { options: [1, 1] }] }, /chosen twice/],
+    [{ answers: [{ options: [0], text: "a" }, { options: [0] }] }, /never both/],
+    [{ answers: [{ text: "  " }, { options: [0] }] }, /option indexes or free text/],
+    [{ answers: [{}, { options: [0] }] }, /option indexes or free text/],
+    [{ answers: [{ options: "01" }, { options: [0] }] }, /options must be an array/],
+    [{ answers: [{ text: 5 }, { options: [0] }] }, /text must be a string/],
+    [{ answers: [{ options: [0] }, { options: [0] }], notes: 3 }, /notes must be a string/],
+  ])("refuses %j", (value, why) => {
+    expect(checkQuestionResponse(request, value)).toMatch(why);
   });
 });

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { defineTool, type ErrorPayload, errorPayload, renderText, type Session, z } from "@toolbelt/core";
 import { stateDir } from "@toolbelt/core/internal";
-import type { QuestionRequest, QuestionResponse } from "./contrib.js";
+import { checkQuestionResponse, type QuestionRequest, type QuestionResponse } from "./contrib.js";
 
 type Question = QuestionRequest["questions"][number];
 
@@ -165,7 +165,7 @@ function store(session: Session): Store {
   });
   if (!s.hooked) {
     s.hooked = true;
-    // A new user message answers nothing: it replaces every open question.
+    // A new user message answers nothing: it replaces the questions calls still wait on.
     session.hooks.userMessage.add((text) => supersede(session, s, text));
     session.onClose(() => {
       for (const entry of s.pending.values()) entry.controller.abort(new Error("session closed"));
@@ -175,53 +175,37 @@ function store(session: Session): Store {
   return s;
 }
 
+/**
+ * Closes the questions a call is still blocked on: their calls return `question_superseded`. A
+ * question whose call already returned (timed out, or left by an earlier process) stays answerable:
+ * its answer arrives later as a new message, as the spec has it.
+ */
 function supersede(session: Session, s: Store, text: string): void {
+  let changed = false;
   for (const [id, entry] of s.pending) {
+    if (entry.status !== "waiting") continue;
+    changed = true;
     s.pending.delete(id);
     entry.controller.abort(new Error("superseded by a new user message"));
     session.emit({ type: "question_answered", question_id: id, answers: [], superseded: true });
     entry.settle({ type: "superseded", text });
   }
-  save(session, s);
+  if (changed) save(session, s);
 }
 
-/** Checks a response against its questions; returns the model's view of it or a reason. */
-function checkResponse(request: QuestionRequest, response: unknown): QuestionAnswersPayload | string {
-  if (typeof response !== "object" || response === null) return "the response must be an object";
-  const { answers, notes } = response as Partial<QuestionResponse>;
-  if (!Array.isArray(answers)) return "answers must be an array";
-  if (answers.length !== request.questions.length)
-    return `expected ${request.questions.length} answer(s), one per question, got ${answers.length}`;
-  if (notes !== undefined && typeof notes !== "string") return "notes must be a string";
-  const views: AnswerView[] = [];
-  for (const [i, answer] of answers.entries()) {
+/** The model's view of a checked answer: the chosen option labels or the user's own words. */
+function answerViews(request: QuestionRequest, response: QuestionResponse): QuestionAnswersPayload {
+  const answers: AnswerView[] = response.answers.map((answer, i) => {
     const q = request.questions[i] as Question;
-    const where = `answers[${i}]`;
-    if (typeof answer !== "object" || answer === null) return `${where} must be an object`;
-    const hasOptions = answer.options !== undefined && answer.options.length > 0;
-    const hasText = typeof answer.text === "string" && answer.text.trim() !== "";
-    if (hasOptions && hasText) return `${where}: give option indexes or free text, never both`;
-    if (!hasOptions && !hasText) return `${where}: give option indexes or free text`;
-    if (hasText) {
-      views.push({ question: q.question, text: answer.text as string });
-      continue;
-    }
-    const picked = answer.options as number[];
-    if (!picked.every((n) => Number.isInteger(n) && n >= 0 && n < q.options.length))
-      return `${where}: option indexes must be integers from 0 to ${q.options.length - 1}`;
-    if (new Set(picked).size !== picked.length) return `${where}: an option is chosen twice`;
-    if (picked.length > 1 && !q.multiple) return `${where}: this question takes one option`;
-    views.push({
-      question: q.question,
-      options: picked,
-      selected: picked.map((n) => q.options[n] as string),
-    });
-  }
+    if (answer.text !== undefined) return { question: q.question, text: answer.text };
+    const picked = answer.options ?? [];
+    return { question: q.question, options: picked, selected: picked.map((n) => q.options[n] as string) };
+  });
   return {
     kind: "question_answers",
     question_id: request.question_id,
-    answers: views,
-    ...(notes ? { notes } : {}),
+    answers,
+    ...(response.notes ? { notes: response.notes } : {}),
   };
 }
 
@@ -261,19 +245,21 @@ export function answerQuestion(
       { question_id: questionId },
     );
   }
-  const checked = checkResponse(entry.request, response);
+  // A refused answer changes nothing: the question stays open for the next answer.
+  const checked = checkQuestionResponse(entry.request, response);
   if (typeof checked === "string") return errorPayload("EINVAL_INPUT", checked, { question_id: questionId });
   s.pending.delete(questionId);
   const late = entry.status === "timed_out";
   session.emit({
     type: "question_answered",
     question_id: questionId,
-    answers: response.answers,
-    ...(response.notes ? { notes: response.notes } : {}),
+    answers: checked.answers,
+    ...(checked.notes ? { notes: checked.notes } : {}),
     ...(late ? { late: true } : {}),
   });
-  if (late) s.late.push({ ...checked, text: renderAnswers(checked, true) });
-  else entry.settle({ type: "answered", payload: checked });
+  const payload = answerViews(entry.request, checked);
+  if (late) s.late.push({ ...payload, text: renderAnswers(payload, true) });
+  else entry.settle({ type: "answered", payload });
   save(session, s);
   return { kind: "question_answered", question_id: questionId, late };
 }

@@ -39,6 +39,16 @@ export function readLocationParams(location: Location): { token?: string; sessio
   return { ...(token ? { token } : {}), ...(session ? { session } : {}) };
 }
 
+/**
+ * What the console does for the session it follows: it draws present_ui panels and answers questions.
+ * It says so by attaching with these capabilities, so the session binds present_ui and
+ * ask_user_question exactly while a console is open.
+ */
+export const CONSOLE_CAPABILITIES = ["generative_ui", "ask_user"] as const;
+
+/** How long the page waits before attaching again after its stream dropped. */
+const RECONNECT_MS = 1000;
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -116,26 +126,73 @@ export class ConsoleApi {
     return this.#request("approve", { id: session, request_id: requestId }, { approved });
   }
 
-  /** Follows the session's event stream; the returned function closes it. */
+  /**
+   * Follows the session's event stream as an attached client declaring CONSOLE_CAPABILITIES; the
+   * returned function closes it (and the server drops the attachment with its stream). The server
+   * ends an attachment when its stream drops, so a dropped stream attaches again and resumes after
+   * the last event seen, instead of letting EventSource retry a URL whose attachment is gone.
+   */
   follow(
     session: string,
     onEvent: (event: unknown) => void,
     onStatus: (status: "open" | "reconnecting" | "closed") => void,
   ): () => void {
-    const url = this.#url("events", { id: session });
-    url.searchParams.set("token", this.token);
-    const source = new EventSource(url.href);
-    const handle = (message: MessageEvent): void => {
-      try {
-        onEvent(JSON.parse(String(message.data)));
-      } catch {
-        // A line that is not JSON (a comment, a keep-alive) carries no event.
-      }
+    let stopped = false;
+    let source: EventSource | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let lastSeq: string | undefined;
+    const again = (): void => {
+      onStatus("reconnecting");
+      retry = setTimeout(() => void connect(), RECONNECT_MS);
     };
-    source.addEventListener("message", handle);
-    for (const name of EVENT_NAMES) source.addEventListener(name, handle as EventListener);
-    source.onopen = () => onStatus("open");
-    source.onerror = () => onStatus(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
-    return () => source.close();
+    const connect = async (): Promise<void> => {
+      let attachment: string;
+      try {
+        const answer = (await this.#request(
+          "attach",
+          { id: session },
+          { client: "console", tools: [], capabilities: [...CONSOLE_CAPABILITIES] },
+        )) as { attachment_id?: unknown } | undefined;
+        attachment = String(answer?.attachment_id ?? "");
+      } catch (error) {
+        if (stopped) return;
+        // A refusal (no such session, a bad token) stays a refusal; a server that is away is retried.
+        if (error instanceof ApiError && error.status < 500) onStatus("closed");
+        else again();
+        return;
+      }
+      if (stopped) {
+        // Closed while attaching: let go of the attachment rather than leave it to the server's grace period.
+        void this.#request("detach", { id: session, attachment_id: attachment }).catch(() => {});
+        return;
+      }
+      const url = this.#url("events", { id: session });
+      url.searchParams.set("token", this.token);
+      url.searchParams.set("attachment", attachment);
+      if (lastSeq !== undefined) url.searchParams.set("since", lastSeq);
+      const current = new EventSource(url.href);
+      source = current;
+      const handle = (message: MessageEvent): void => {
+        if (message.lastEventId) lastSeq = message.lastEventId;
+        try {
+          onEvent(JSON.parse(String(message.data)));
+        } catch {
+          // A line that is not JSON (a comment, a keep-alive) carries no event.
+        }
+      };
+      current.addEventListener("message", handle);
+      for (const name of EVENT_NAMES) current.addEventListener(name, handle as EventListener);
+      current.onopen = () => onStatus("open");
+      current.onerror = () => {
+        current.close();
+        if (!stopped) again();
+      };
+    };
+    void connect();
+    return () => {
+      stopped = true;
+      clearTimeout(retry);
+      source?.close();
+    };
   }
 }

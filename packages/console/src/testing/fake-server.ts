@@ -27,6 +27,10 @@ export type FakeServer = {
   stream: EventStream;
   /** Every API request the page made, in order. */
   received: Received[];
+  /** The attachments whose event stream is connected now (the page attaches to follow a session). */
+  attached(): Array<{ client?: string; capabilities: string[] }>;
+  /** Ends every open event stream, as a server restart or a network drop would. */
+  dropStreams(): void;
   emit(input: EventInput): ToolbeltEvent;
   /** A question the page can answer; resolves with the POSTed body. */
   ask(questionId: string, questions: unknown[]): Promise<unknown>;
@@ -49,6 +53,8 @@ export async function startFakeServer(
   const received: Received[] = [];
   const questions = new Map<string, { event: unknown; resolve: (body: unknown) => void }>();
   const approvals = new Map<string, { event: unknown; resolve: (approved: boolean) => void }>();
+  const attachments = new Map<string, { client?: string; capabilities: string[]; connected: boolean }>();
+  let attachmentIds = 0;
 
   stream.on("*", (event) => {
     history.push(event);
@@ -68,15 +74,50 @@ export async function startFakeServer(
     },
     listSessions: (_id, _arg, _body, _req, res) =>
       sendJson(res, 200, [{ id: sessionId, root: options.root ?? "/work/demo" }]),
+    attach: (_id, _arg, body, _req, res) => {
+      const request = body as { client?: unknown; tools?: unknown; capabilities?: unknown } | undefined;
+      if (!Array.isArray(request?.tools))
+        throw new HttpError(400, "EINVAL_INPUT", "attach: tools: expected array");
+      const capabilities = Array.isArray(request.capabilities) ? request.capabilities.map(String) : [];
+      const id = `att-${++attachmentIds}`;
+      attachments.set(id, {
+        ...(typeof request.client === "string" ? { client: request.client } : {}),
+        capabilities,
+        connected: false,
+      });
+      sendJson(res, 201, { attachment_id: id, last_seq: history.at(-1)?.seq ?? -1, tools: [] });
+    },
+    detach: (_id, attachmentId, _body, _req, res) => {
+      attachments.delete(attachmentId);
+      sendJson(res, 200, { detached: true });
+    },
     events: (_id, _arg, _body, req, res) => {
+      // As the real server: an attachment's stream connects it, and its end detaches it.
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const attachmentId = url.searchParams.get("attachment");
+      const attachment = attachmentId ? attachments.get(attachmentId) : undefined;
+      if (attachmentId && !attachment)
+        throw new HttpError(
+          404,
+          "ENOENT",
+          `no attachment ${attachmentId} (it disconnected or never existed)`,
+        );
+      if (attachment) attachment.connected = true;
+      const since = Number(req.headers["last-event-id"] ?? url.searchParams.get("since") ?? Number.NaN);
       res.writeHead(200, {
         "content-type": "text/event-stream",
         "cache-control": "no-cache",
         connection: "keep-alive",
       });
-      for (const event of history) res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+      // As the real server: a comment first, so the stream opens even with nothing to replay.
+      res.write(": fake event stream\n\n");
+      for (const event of history)
+        if (!(event.seq <= since)) res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
       clients.add(res);
-      req.on("close", () => clients.delete(res));
+      req.on("close", () => {
+        clients.delete(res);
+        if (attachmentId) attachments.delete(attachmentId);
+      });
     },
     pending: (_id, _arg, _body, _req, res) =>
       sendJson(res, 200, {
@@ -153,6 +194,13 @@ export async function startFakeServer(
     sessionId,
     stream,
     received,
+    attached: () =>
+      [...attachments.values()]
+        .filter((a) => a.connected)
+        .map(({ connected: _c, ...a }) => ({ ...a, capabilities: [...a.capabilities] })),
+    dropStreams() {
+      for (const res of clients) res.end();
+    },
     emit: (input) => stream.emit(input),
     ask(questionId, list) {
       return new Promise((resolve) => {
