@@ -40,6 +40,10 @@ export const CAPABILITIES = {
     ci: false,
     why: "a cgroup the sandbox can create for each command, or the helper's watcher",
   },
+  "memory-cgroup": {
+    ci: false,
+    why: "a cgroup with the memory controller that the sandbox can create for each command",
+  },
   "process-cap": { ci: false, why: "a cgroup the sandbox can create, or RLIMIT_NPROC for its user" },
   "quiet-mmap-write": {
     ci: false,

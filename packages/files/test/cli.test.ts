@@ -71,7 +71,7 @@ describe("files through the toolbelt CLI", () => {
       { encoding: "utf8" },
     );
     expect(text.status).toBe(0);
-    expect(text.stdout).toContain("# Lines: 1-3 of 3\n     1\tfirst line\n");
+    expect(text.stdout).toContain("# Lines: 1-3 of 3\n\n     1\tfirst line\n");
 
     const missing = spawnSync(
       process.execPath,

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { definePlugin, errorPayload, type Payload } from "@toolbelt/core";
 import { ENV, MAX_JSON_DEPTH, nestsDeeperThan, readEnv } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
@@ -90,7 +91,7 @@ class ExecTally {
  * One exec answer line. A result JSON cannot carry (a plugin's BigInt, a cycle) is answered as
  * EINTERNAL instead of ending the session with every later line unanswered.
  */
-function writeAnswer(id: unknown, tool: string | null, result: Payload): Payload {
+async function writeAnswer(id: unknown, tool: string | null, result: Payload): Promise<Payload> {
   let text: string;
   try {
     text = JSON.stringify({ id, tool, result });
@@ -98,7 +99,9 @@ function writeAnswer(id: unknown, tool: string | null, result: Payload): Payload
     result = errorPayload("EINTERNAL", `the result cannot be written as JSON: ${(error as Error).message}`);
     text = JSON.stringify({ id, tool, result });
   }
-  process.stdout.write(`${text}\n`);
+  // A reader slower than the calls would otherwise have every answer queued in memory: the next line
+  // is read only once this answer is taken.
+  if (!process.stdout.write(`${text}\n`)) await once(process.stdout, "drain");
   return result;
 }
 
@@ -130,7 +133,7 @@ export async function exec(args: ExecArgs): Promise<number> {
           `the line is ${line.overBytes} bytes, over exec's limit of ${maxLineBytes} bytes per line (TOOLBELT_EXEC_MAX_LINE_BYTES sets it); it was skipped`,
           { size: line.overBytes, limit: maxLineBytes },
         );
-        tally.record(null, writeAnswer(null, null, result));
+        tally.record(null, await writeAnswer(null, null, result));
         continue;
       }
       if (line.trim() === "") continue;
@@ -141,7 +144,7 @@ export async function exec(args: ExecArgs): Promise<number> {
           `the line nests deeper than ${MAX_JSON_DEPTH + 1} levels (tool inputs: ${MAX_JSON_DEPTH}); it was not parsed`,
           { limit: MAX_JSON_DEPTH },
         );
-        tally.record(null, writeAnswer(null, null, result));
+        tally.record(null, await writeAnswer(null, null, result));
         continue;
       }
       let request: { id?: unknown; tool?: unknown; input?: unknown };
@@ -149,7 +152,7 @@ export async function exec(args: ExecArgs): Promise<number> {
         request = JSON.parse(line) as typeof request;
       } catch (error) {
         const result = errorPayload("EINVAL_INPUT", `line is not JSON: ${(error as Error).message}`);
-        tally.record(null, writeAnswer(null, null, result));
+        tally.record(null, await writeAnswer(null, null, result));
         continue;
       }
       const id = request?.id ?? null;
@@ -157,7 +160,7 @@ export async function exec(args: ExecArgs): Promise<number> {
         const result = errorPayload("EINVAL_INPUT", 'each line needs {"tool": string, "input": object}', {
           field: "tool",
         });
-        tally.record(id, writeAnswer(id, null, result));
+        tally.record(id, await writeAnswer(id, null, result));
         continue;
       }
       const result: Payload = await session.call(
@@ -165,7 +168,7 @@ export async function exec(args: ExecArgs): Promise<number> {
         request.input ?? {},
         typeof id === "string" ? { callId: id } : {},
       );
-      tally.record(id, writeAnswer(id, request.tool, result));
+      tally.record(id, await writeAnswer(id, request.tool, result));
     }
   } finally {
     await session.close();

@@ -5,9 +5,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks, need } from "../../../../test-support/capability.js";
 import { assertBuilt, type CliResult, cli, tempRoot } from "../cli-harness.js";
 
-const linux = process.platform === "linux";
+const notLinux = lacks("linux", process.platform !== "linux" && `this is ${process.platform}`);
 const dirs: string[] = [];
 let configDir: string;
 
@@ -130,13 +131,14 @@ describe("a nested repository's .git (issue 27, 3)", () => {
     expect(payload(allowed)).toMatchObject({ kind: "file_written" });
   });
 
-  it.skipIf(!linux)(
+  it.skipIf(notLinux)(
     "a sandboxed command cannot rewrite a nested repository's hooks or config, nor a submodule's",
     async (ctx) => {
-      if (!sandboxed()) {
-        console.log("skipped: protected paths are not bound read-only here (doctor sandbox-read-only)");
-        ctx.skip();
-      }
+      need(
+        ctx,
+        "mount-namespace",
+        !sandboxed() && "protected paths are not bound read-only here (doctor sandbox-read-only)",
+      );
       const root = project();
       gitInit(root);
       gitInit(path.join(root, "vendor/lib"));
@@ -171,7 +173,7 @@ describe("a nested repository's .git (issue 27, 3)", () => {
     },
   );
 
-  it.skipIf(!linux)("a repository a command creates, or a HEAD it plants, is reported", async () => {
+  it.skipIf(notLinux)("a repository a command creates, or a HEAD it plants, is reported", async () => {
     const root = project();
     const result = await run([
       "run",

@@ -382,41 +382,45 @@ describe.skipIf(notLinux)("a fork bomb", () => {
 });
 
 // Issue 27: only the process count was capped; a command could take all the memory or fill the disk.
-describe.skipIf(!linux)("memory and file-size limits", () => {
-  it("a command allocating past agent.shell_max_memory_mib is killed, and the result says so", async (ctx) => {
-    const memory = check("memory-limit");
-    if (memory && memory.status !== "ok") {
-      console.log(`skipped: ${memory.detail}`);
-      ctx.skip();
-    }
-    const root = track(tempRoot("tb-esc-mem-"));
-    const allocate =
-      'node -e \'const a=[];for(let i=0;i<96;i++)a.push(Buffer.alloc(16*2**20,1));console.log("ALLOCATED",a.length*16,"MiB")\'';
-    const r = await shell(root, { command: allocate }, { config: { agent: { shell_max_memory_mib: 256 } } });
-    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
-    expect(String(r.stdout)).not.toContain("ALLOCATED");
-    expect(r.limits_hit).toEqual(["memory"]);
-    expect(String(r.limit_note)).toContain("agent.shell_max_memory_mib");
-    const fine = await shell(
-      root,
-      { command: "node -e 'console.log(\"SMALL\", Buffer.alloc(16*2**20,1).length)'" },
-      { config: { agent: { shell_max_memory_mib: 256 } } },
-    );
-    expect(fine).toMatchObject({ exit_code: 0 });
-    expect(fine.limits_hit).toBeUndefined();
-  });
+describe.skipIf(lacks("linux", !linux && `this is ${process.platform}`))(
+  "memory and file-size limits",
+  () => {
+    it("a command allocating past agent.shell_max_memory_mib is killed, and the result says so", async (ctx) => {
+      const memory = check("memory-limit");
+      need(ctx, "memory-cgroup", memory !== undefined && memory.status !== "ok" && memory.detail);
+      const root = track(tempRoot("tb-esc-mem-"));
+      const allocate =
+        'node -e \'const a=[];for(let i=0;i<96;i++)a.push(Buffer.alloc(16*2**20,1));console.log("ALLOCATED",a.length*16,"MiB")\'';
+      const r = await shell(
+        root,
+        { command: allocate },
+        { config: { agent: { shell_max_memory_mib: 256 } } },
+      );
+      expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+      expect(String(r.stdout)).not.toContain("ALLOCATED");
+      expect(r.limits_hit).toEqual(["memory"]);
+      expect(String(r.limit_note)).toContain("agent.shell_max_memory_mib");
+      const fine = await shell(
+        root,
+        { command: "node -e 'console.log(\"SMALL\", Buffer.alloc(16*2**20,1).length)'" },
+        { config: { agent: { shell_max_memory_mib: 256 } } },
+      );
+      expect(fine).toMatchObject({ exit_code: 0 });
+      expect(fine.limits_hit).toBeUndefined();
+    });
 
-  it("a file grows no larger than agent.shell_max_file_mib, even as root, and the result says so", async () => {
-    const root = track(tempRoot("tb-esc-fsize-"));
-    const r = await shell(
-      root,
-      { command: "ulimit -f unlimited 2>/dev/null; head -c 8000000 /dev/zero > big; echo status=$?" },
-      { config: { agent: { shell_max_file_mib: 1 } } },
-    );
-    expect(r.kind, JSON.stringify(r)).toBe("shell_result");
-    const { statSync } = await import("node:fs");
-    expect(statSync(path.join(root, "big")).size).toBeLessThanOrEqual(2 ** 20);
-    expect(r.limits_hit).toEqual(["file_size"]);
-    expect(String(r.limit_note)).toContain("agent.shell_max_file_mib");
-  });
-});
+    it("a file grows no larger than agent.shell_max_file_mib, even as root, and the result says so", async () => {
+      const root = track(tempRoot("tb-esc-fsize-"));
+      const r = await shell(
+        root,
+        { command: "ulimit -f unlimited 2>/dev/null; head -c 8000000 /dev/zero > big; echo status=$?" },
+        { config: { agent: { shell_max_file_mib: 1 } } },
+      );
+      expect(r.kind, JSON.stringify(r)).toBe("shell_result");
+      const { statSync } = await import("node:fs");
+      expect(statSync(path.join(root, "big")).size).toBeLessThanOrEqual(2 ** 20);
+      expect(r.limits_hit).toEqual(["file_size"]);
+      expect(String(r.limit_note)).toContain("agent.shell_max_file_mib");
+    });
+  },
+);
