@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
 import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
+import type { ResolvedPath } from "./paths.js";
 import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
@@ -135,7 +136,7 @@ async function run(
   try {
     let input = validate(variant?.input ?? tool.input, rawInput);
     if (variant?.toInput) {
-      const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
+      const at = { resolve: (p: string) => resolveFor(session, tool, p) };
       input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
     }
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
@@ -150,7 +151,7 @@ async function run(
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
     const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-    const rels = paths.map((p) => session.resolver.resolve(p, session.cwd).rel);
+    const rels = paths.map((p) => resolveFor(session, tool, p).rel);
     const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
     const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
     const decision = decide(
@@ -218,6 +219,11 @@ async function run(
   }
 }
 
+/** A path as `tool` may name it: the session's saved outputs too when it declared `readsSavedOutput`. */
+function resolveFor(session: Session, tool: AnyTool, p: string): ResolvedPath {
+  return session.resolvePath(p, { savedOutput: tool.readsSavedOutput === true && tool.access === "read" });
+}
+
 /** Who brought `tool` (its plugin, else its family), named when an event it emits is refused. */
 function emitterOf(session: Session, tool: AnyTool): EventEmitter {
   const plugin = session.plugins.find((p) => p.tools?.includes(tool));
@@ -247,7 +253,7 @@ function toolContext(
     ledger: session.ledger,
     profile: session.profile,
     calledAs: binding.name,
-    resolve: (p) => session.resolver.resolve(p, session.cwd),
+    resolve: (p) => resolveFor(session, binding.tool, p),
     emit: (event) => {
       session.events.emit(event, () => emitterOf(session, binding.tool));
     },

@@ -61,6 +61,21 @@ export const limitsSchema = z.strictObject({
     .positive()
     .default(64 * 1024 * 1024),
   shellOutputMaxChars: z.number().int().positive().default(30_000),
+  /**
+   * Bytes of one command's output saved to a file when it is longer than a result shows (0: nothing
+   * is saved); the session's read-only tools read it there (see saved-outputs.ts).
+   */
+  shellOutputSavedMaxBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(64 * 1024 * 1024),
+  /** Bytes of saved output one session keeps in all: past it the oldest files are removed. */
+  shellOutputSavedSessionMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
   shellMaxSessions: z.number().int().positive().default(16),
 });
 export type Limits = z.infer<typeof limitsSchema>;

@@ -7,8 +7,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { closeSync, fstatSync, realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
 import { runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
@@ -24,11 +25,12 @@ import type { Contributions } from "./contributions.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
-import { PathResolver } from "./paths.js";
+import { PathResolver, type ResolvedPath } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import type { ToolResultFor } from "./results.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
+import { SavedOutputs, sweepSavedOutputs } from "./saved-outputs.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import { type AnyTool, asAnyTool, type Payload, type WriteResult } from "./tool.js";
 import { type Binding, type BindResult, ToolBindings } from "./tool-bindings.js";
@@ -146,6 +148,7 @@ export class Session {
   readonly #contributions: GatheredContributions;
   #setup: Promise<void> | undefined;
   #checkpoints: SessionCheckpoints | undefined;
+  #savedOutputs: SavedOutputs | undefined;
   #forks = 0;
 
   constructor(options: SessionOptions) {
@@ -349,10 +352,40 @@ export class Session {
     return this.#writes.write(gate, abs, data, options);
   }
 
-  /** Opens a file inside the root for reading, so that the check and the open are one act (see safe-open.ts). */
+  /**
+   * Long command output this session saved (see saved-outputs.ts): files outside the root that its
+   * read-only tools may read, removed when the session closes.
+   */
+  get savedOutputs(): SavedOutputs {
+    this.#savedOutputs ??= new SavedOutputs(() => this.#config.limits);
+    return this.#savedOutputs;
+  }
+
+  /**
+   * Resolves a path as a tool's input names it: inside the root (relative to the cwd), or, with
+   * `savedOutput` (read-only tools that declare `readsSavedOutput`), one of this session's saved
+   * output files. Anything else is EPATH_ESCAPE.
+   */
+  resolvePath(input: string, options: { savedOutput?: boolean } = {}): ResolvedPath {
+    return this.#resolver.resolve(input, this.#cwd, options.savedOutput ? this.#savedOutputs : undefined);
+  }
+
+  /**
+   * Opens a file inside the root (or one of the session's saved outputs) for reading, so that the
+   * check and the open are one act (see safe-open.ts).
+   */
   async openFile(abs: string): Promise<FileHandle> {
-    const target = this.#resolver.resolve(abs, this.#cwd);
-    return openForRead(target.abs, { root: this.#resolver.root });
+    const target = this.resolvePath(abs, { savedOutput: true });
+    const handle = await openForRead(target.abs, { root: this.#openRoot(target) });
+    if (target.outside) {
+      try {
+        this.savedOutputs.verify(target.abs, await handle.stat());
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+    }
+    return handle;
   }
 
   /**
@@ -360,8 +393,22 @@ export class Session {
    * reading a small file at once, where a FileHandle's asynchronous open and close cost more than the read.
    */
   openFileSync(abs: string): number {
-    const target = this.#resolver.resolve(abs, this.#cwd);
-    return openForReadSync(target.abs, { root: this.#resolver.root });
+    const target = this.resolvePath(abs, { savedOutput: true });
+    const fd = openForReadSync(target.abs, { root: this.#openRoot(target) });
+    if (target.outside) {
+      try {
+        this.savedOutputs.verify(target.abs, fstatSync(fd));
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    }
+    return fd;
+  }
+
+  /** What an open must stay in: the root, or a saved output's own directory. */
+  #openRoot(target: ResolvedPath): string {
+    return target.outside ? path.dirname(target.abs) : this.#resolver.root;
   }
 
   /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
@@ -441,6 +488,7 @@ export class Session {
   async #runSetup(): Promise<void> {
     // Temp files of writers killed mid-write, in the directories their journals name (once per process).
     await sweepJournals();
+    sweepSavedOutputs();
     for (const plugin of this.#plugins) await plugin.setup?.(this);
     this.#tools.announce("session started");
   }
@@ -461,6 +509,8 @@ export class Session {
         // Keep closing the rest.
       }
     }
+    // After the closers: the commands that wrote them have ended.
+    this.#savedOutputs?.close();
     this.events.close();
   }
 }

@@ -4,6 +4,7 @@ import { removeCgroup } from "./cgroup.js";
 import type { ExitStatus, Launched } from "./launch.js";
 import { EventCoalescer } from "./output-events.js";
 import { OutputLog } from "./output-log.js";
+import type { OutputSaver } from "./output-saver.js";
 import { type TerminateResult, terminate, untrack } from "./process-group.js";
 import type { ProtectedLayout } from "./protected-layout.js";
 import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
@@ -35,6 +36,8 @@ export interface BackgroundShellInit {
   network?: "netns" | "landlock" | undefined;
   tty: boolean;
   logChars?: number;
+  /** Keeps the whole output on disk once it is longer than a reply shows. */
+  saver?: OutputSaver;
   /** Receives coalesced output for `shell_output` events. */
   emit?: (data: string) => void;
 }
@@ -55,6 +58,8 @@ export class BackgroundShell {
   readonly #before: ProtectedSnapshot | undefined;
   readonly startedAt = Date.now();
   readonly log: OutputLog;
+  /** The whole output on disk, past what the bounded log keeps. */
+  readonly saver: OutputSaver | undefined;
   status: ShellStatus = "running";
   exitCode: number | null = null;
   signal: string | null = null;
@@ -86,6 +91,7 @@ export class BackgroundShell {
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
     this.#stripper = init.tty ? undefined : new AnsiStripper();
     this.log = new OutputLog(init.logChars ?? BACKGROUND_LOG_CHARS);
+    this.saver = init.saver;
     this.#events = init.emit
       ? new EventCoalescer(
           init.emit,
@@ -98,7 +104,10 @@ export class BackgroundShell {
   attach(launched: Launched): void {
     this.#launched = launched;
     void launched.exited.then((status) => this.#exited(status));
-    void launched.drained.then(() => this.#append(this.#decoder.end() + (this.#stripper?.flush() ?? "")));
+    void launched.drained.then(() => {
+      this.#append(this.#decoder.end() + (this.#stripper?.flush() ?? ""));
+      this.saver?.finish(false);
+    });
   }
 
   get pid(): number {
@@ -111,6 +120,7 @@ export class BackgroundShell {
 
   /** Raw output from the process. */
   receive(chunk: Buffer): void {
+    this.saver?.push(chunk);
     let text = this.#decoder.write(chunk);
     if (this.#stripper) text = this.#stripper.push(text);
     this.#append(text);
@@ -203,5 +213,6 @@ export class BackgroundShell {
   async dispose(): Promise<void> {
     if (this.pid > 0) await this.kill();
     this.#events?.cancel();
+    this.saver?.finish(false);
   }
 }

@@ -5,6 +5,21 @@ import { z } from "@toolbelt/core";
 const shellStatus = z.enum(["running", "exited", "killed"]);
 const sandboxStatus = z.enum(["landlock", "unavailable", "off"]);
 
+/** Where the whole output of a command longer than a result shows was saved (see output-saver.ts). */
+const savedOutputFields = {
+  output_file: z
+    .string()
+    .optional()
+    .describe(
+      "absolute path of a file holding the whole output (escape codes stripped), outside the root: read_file and search_files read it in this session; removed when the session closes",
+    ),
+  output_file_bytes: z.number().int().optional().describe("bytes in `output_file` so far"),
+  output_file_note: z
+    .string()
+    .optional()
+    .describe("why `output_file` holds less than the whole output, or why none could be saved"),
+};
+
 /** A foreground command that ran to its end (or to its timeout). */
 export const shellResultPayload = z.object({
   kind: z.literal("shell_result"),
@@ -20,6 +35,7 @@ export const shellResultPayload = z.object({
   timeout_seconds: z.number().optional().describe("the limit that ended it, in seconds (with `timed_out`)"),
   output_bytes: z.number().int().describe("bytes the command wrote in all"),
   elided_bytes: z.number().int().optional().describe("bytes dropped from the middle of `stdout`"),
+  ...savedOutputFields,
   leftover_processes: z
     .number()
     .int()
@@ -97,6 +113,7 @@ export const shellSessionPayload = z.object({
     .int()
     .optional()
     .describe("output after `cursor` that did not fit in this reply"),
+  ...savedOutputFields,
   filter: z.string().optional(),
   matched_lines: z.number().int().optional(),
   total_lines: z.number().int().optional(),

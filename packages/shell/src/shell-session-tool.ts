@@ -2,6 +2,7 @@ import { defineTool, ToolbeltError, z } from "@toolbelt/core";
 import { testLinesSafely } from "@toolbelt/core/internal";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
+import { savedOutputFields } from "./output-saver.js";
 import {
   type ShellSessionList,
   type ShellSessionView,
@@ -167,6 +168,7 @@ function view(
   if (shell.protectedChanged.length) result.protected_changed = shell.protectedChanged;
   if (missed > 0) result.missed_characters = missed;
   if (log.end > end) result.remaining_characters = log.end - end;
+  if (shell.saver) Object.assign(result, savedOutputFields(shell.saver));
   if (filter) {
     result.output = matched.join("\n");
     result.filter = filter.source;

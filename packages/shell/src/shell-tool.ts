@@ -9,6 +9,7 @@ import { commandEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
 import { OutputEvents } from "./output-events.js";
+import { OutputSaver, savedOutputFields } from "./output-saver.js";
 import { type ShellResult, type ShellStarted, shellResultPayload, shellStartedPayload } from "./payloads.js";
 import {
   anythingLeft,
@@ -177,6 +178,11 @@ async function runForeground(
   prep: Prepared,
 ): Promise<ShellResult> {
   const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
+  // What the result cannot show is kept on disk, in full (up to the saved-output caps).
+  const saver = new OutputSaver(ctx.session.savedOutputs, {
+    label: "shell",
+    threshold: ctx.limits.shellOutputMaxChars,
+  });
   const before = snapshotProtected(ctx.root, prep.layout);
   const started = performance.now();
   // Output streams as shell_output events while the command runs (shell_id: the call's id), so a
@@ -198,10 +204,12 @@ async function runForeground(
     onData: (chunk) => {
       capture.push(chunk);
       stream.push(chunk);
+      saver.push(chunk);
     },
   });
   if (launched.pid < 0) {
     releaseCgroups(prep.plan);
+    saver.finish(false);
     throw startFailed(await launched.exited);
   }
   const target: Target = {
@@ -239,7 +247,10 @@ async function runForeground(
     // Read at once: the watcher removes the cgroup when nothing of the command is left.
     if (prep.plan.memoryCgroup) memoryKills = oomKills(prep.plan.memoryCgroup);
     clearTimeout(timer);
-    if (status.error) throw startFailed(status);
+    if (status.error) {
+      saver.finish(false);
+      throw startFailed(status);
+    }
     // Output still in the pipe arrives now; if something the command started keeps the pipe
     // open (or left the group), it is ended: a foreground command leaves nothing behind.
     await within(launched.drained, DRAIN_MS);
@@ -258,14 +269,12 @@ async function runForeground(
     releaseCgroups(prep.plan);
     stream.end();
   }
+  const output = capture.finish(clean(launched.tty));
+  saver.finish(output.elidedBytes > 0);
   const changed = protectedChanges(before, snapshotProtected(ctx.root));
   if (cancelled) {
     throw new ToolbeltError("ECANCELLED", "the call was cancelled; the command's process group was ended");
   }
-  const clean = launched.tty
-    ? (text: string) => collapseCarriageReturns(text)
-    : (text: string) => collapseCarriageReturns(stripAnsi(text));
-  const output = capture.finish(clean);
   const result: ShellResult = {
     kind: "shell_result",
     command: input.command,
@@ -283,6 +292,7 @@ async function runForeground(
     result.timeout_seconds = input.timeout;
   }
   if (output.elidedBytes > 0) result.elided_bytes = output.elidedBytes;
+  Object.assign(result, savedOutputFields(saver));
   if (leftovers > 0) result.leftover_processes = leftovers;
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
   if (changed.length) result.protected_changed = changed;
@@ -290,6 +300,13 @@ async function runForeground(
   if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
   noteNetwork(result, prep.plan.network, output.text);
   return result;
+}
+
+/** How output is cleaned for the result: a pseudo-terminal's keeps its escape codes. */
+function clean(tty: boolean): (text: string) => string {
+  return tty
+    ? (text: string) => collapseCarriageReturns(text)
+    : (text: string) => collapseCarriageReturns(stripAnsi(text));
 }
 
 /** A line in which a shell or a program reports hitting RLIMIT_FSIZE (SIGXFSZ, or EFBIG). */
@@ -355,6 +372,10 @@ async function startBackground(
     sandbox: prep.plan.status,
     network: prep.plan.network,
     tty: !!prep.pty,
+    saver: new OutputSaver(ctx.session.savedOutputs, {
+      label: id,
+      threshold: ctx.limits.shellOutputMaxChars,
+    }),
     emit: (data) => {
       if (!session.closed) session.emit({ type: "shell_output", shell_id: id, data });
     },
