@@ -2,6 +2,7 @@ import { StringDecoder } from "node:string_decoder";
 import { AnsiStripper } from "./ansi.js";
 import { removeCgroup } from "./cgroup.js";
 import type { ExitStatus, Launched } from "./launch.js";
+import type { NetworkProxy } from "./network-proxy.js";
 import { EventCoalescer } from "./output-events.js";
 import { OutputLog } from "./output-log.js";
 import type { OutputSaver } from "./output-saver.js";
@@ -9,6 +10,7 @@ import { type TerminateResult, terminate, untrack } from "./process-group.js";
 import type { ProtectedLayout } from "./protected-layout.js";
 import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
 import type { SandboxStatus } from "./sandbox.js";
+import type { NetworkLimit } from "./sandbox-denials.js";
 
 export type ShellStatus = "running" | "exited" | "killed";
 
@@ -32,8 +34,10 @@ export interface BackgroundShellInit {
   /** The protected paths as the command was planned with (walked again when absent). */
   layout?: ProtectedLayout;
   sandbox: SandboxStatus;
-  /** How network off is enforced for this command, when agent.shell_network is off. */
-  network?: "netns" | "landlock" | undefined;
+  /** How the command's network is limited (agent.shell_network off, or its allow list). */
+  network?: NetworkLimit | undefined;
+  /** The allow list's proxy, closed when the session ends (kill, eviction, the session's close). */
+  proxy?: NetworkProxy | undefined;
   tty: boolean;
   logChars?: number;
   /** Keeps the whole output on disk once it is longer than a reply shows. */
@@ -51,7 +55,8 @@ export class BackgroundShell {
   readonly cgroup: string | undefined;
   readonly memoryCgroup: string | undefined;
   readonly sandbox: SandboxStatus;
-  readonly network: "netns" | "landlock" | undefined;
+  readonly network: NetworkLimit | undefined;
+  readonly proxy: NetworkProxy | undefined;
   /** Protected paths changed between start and exit. */
   protectedChanged: string[] = [];
   readonly #root: string | undefined;
@@ -87,6 +92,7 @@ export class BackgroundShell {
     this.#before = init.root ? snapshotProtected(init.root, init.layout) : undefined;
     this.sandbox = init.sandbox;
     this.network = init.network;
+    this.proxy = init.proxy;
     this.tty = init.tty;
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
     this.#stripper = init.tty ? undefined : new AnsiStripper();
@@ -205,7 +211,10 @@ export class BackgroundShell {
     this.#killing ??= terminate(
       { pgid: this.pid, mark: this.mark, cgroup: this.cgroup, memoryCgroup: this.memoryCgroup },
       graceMs,
-    ).finally(() => untrack(this.pid));
+    ).finally(() => {
+      untrack(this.pid);
+      void this.proxy?.close();
+    });
     return this.#killing;
   }
 

@@ -5,6 +5,14 @@ import { z } from "@toolbelt/core";
 const shellStatus = z.enum(["running", "exited", "killed"]);
 const sandboxStatus = z.enum(["landlock", "unavailable", "off"]);
 
+/** Connections the allow list's proxy refused (agent.shell_network: { allow }). */
+const networkRefused = z
+  .array(z.object({ host: z.string(), port: z.number().int(), why: z.string() }))
+  .optional()
+  .describe(
+    "connections the proxy of agent.shell_network.allow refused, each host:port once (at most 20), with why",
+  );
+
 /** Where the whole output of a command longer than a result shows was saved (see output-saver.ts). */
 const savedOutputFields = {
   output_file: z
@@ -72,6 +80,7 @@ export const shellResultPayload = z.object({
       "the limits the command ran into: `memory` (a process was killed for going over agent.shell_max_memory_mib), `file_size` (a file reached agent.shell_max_file_mib)",
     ),
   limit_note: z.string().optional().describe("what was hit, the limit and the setting that raises it"),
+  network_refused: networkRefused,
 });
 
 /** A command started with run_in_background. */
@@ -126,7 +135,10 @@ export const shellSessionPayload = z.object({
   sandbox_note: z
     .string()
     .optional()
-    .describe("set when this output shows a connection that network off refused (agent.shell_network: off)"),
+    .describe(
+      "set when this output shows a connection that network off refused (agent.shell_network: off), or the allow list's proxy refused a host",
+    ),
+  network_refused: networkRefused,
 });
 
 const shellSessionSummary = z.object({

@@ -178,7 +178,7 @@ function view(
     result.output = collapseCarriageReturns(log.slice(begin, end));
   }
   // The same note a foreground command gets: a refused connection is network off, not a bug.
-  noteNetwork(result, shell.network, result.output);
+  noteNetwork(result, shell.network, result.output, shell.proxy?.refused());
   return result;
 }
 

@@ -5,9 +5,11 @@ import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { oomKills } from "./cgroup.js";
 import { shellRuleSubjects } from "./command-rules.js";
-import { commandEnvironment } from "./environment.js";
+import { networkMode } from "./contrib.js";
+import { commandEnvironment, proxyEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
+import { NetworkProxy } from "./network-proxy.js";
 import { OutputEvents } from "./output-events.js";
 import { OutputSaver, savedOutputFields } from "./output-saver.js";
 import { type ShellResult, type ShellStarted, shellResultPayload, shellStartedPayload } from "./payloads.js";
@@ -113,6 +115,26 @@ interface Prepared {
   env: Record<string, string>;
   mark: string;
   pty: PtyModule | undefined;
+  /** With agent.shell_network { allow }: the command's proxy (closed when the command is done). */
+  proxy: NetworkProxy | undefined;
+}
+
+/** Where the command's own 127.0.0.1 leads to the proxy: a port of its fresh namespace, any will do. */
+function proxyPort(): number {
+  return 20_000 + Math.floor(Math.random() * 40_000);
+}
+
+/** The command's proxy when agent.shell_network lists the hosts it may reach. */
+async function startProxy(ctx: ToolContext): Promise<NetworkProxy | undefined> {
+  const network = networkMode(ctx.config);
+  if (network.kind !== "allow") return undefined;
+  return NetworkProxy.start({ entries: network.entries, hosts: network.hosts });
+}
+
+/** Gives back what `prepare` took when the command does not run after all. */
+function unprepare(prep: Pick<Prepared, "plan" | "proxy">): void {
+  releaseCgroups(prep.plan);
+  void prep.proxy?.close();
 }
 
 async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): Promise<Prepared> {
@@ -130,12 +152,26 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
   const tmpdir = state.tmpdir();
   const mark = state.nextMark();
   const layout = protectedLayout(ctx.root);
-  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir, mark, layout });
+  const proxy = await startProxy(ctx);
+  const port = proxyPort();
+  let plan: SandboxPlan;
+  try {
+    plan = planSandbox(ctx.config, {
+      root: ctx.root,
+      tmpdir,
+      mark,
+      layout,
+      ...(proxy ? { proxy: { socket: proxy.socketPath, port } } : {}),
+    });
+  } catch (error) {
+    void proxy?.close();
+    throw error;
+  }
   let pty: PtyModule | undefined;
   if (input.tty) {
     const loaded = await loadPty();
     if (!loaded.module) {
-      releaseCgroups(plan);
+      unprepare({ plan, proxy });
       throw new ToolbeltError(
         "EUNAVAILABLE",
         `tty: true needs a pseudo-terminal, and none is available here: ${loaded.detail}`,
@@ -152,7 +188,8 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     tty: input.tty,
     policy: ctx.config.agent.shell_env,
   });
-  return { cwd, layout, tmpdir, plan, env, mark, pty };
+  if (proxy) Object.assign(env, proxyEnvironment(port));
+  return { cwd, layout, tmpdir, plan, env, mark, pty, proxy };
 }
 
 function startFailed(status: ExitStatus): ToolbeltError {
@@ -208,7 +245,7 @@ async function runForeground(
     },
   });
   if (launched.pid < 0) {
-    releaseCgroups(prep.plan);
+    unprepare(prep);
     saver.finish(false);
     throw startFailed(await launched.exited);
   }
@@ -267,6 +304,7 @@ async function runForeground(
     untrack(launched.pid);
     if (prep.plan.memoryCgroup) memoryKills = Math.max(memoryKills, oomKills(prep.plan.memoryCgroup));
     releaseCgroups(prep.plan);
+    await prep.proxy?.close();
     stream.end();
   }
   const output = capture.finish(clean(launched.tty));
@@ -298,7 +336,7 @@ async function runForeground(
   if (changed.length) result.protected_changed = changed;
   noteLimits(result, prep.plan, memoryKills, output.text);
   if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
-  noteNetwork(result, prep.plan.network, output.text);
+  noteNetwork(result, prep.plan.network, output.text, prep.proxy?.refused());
   return result;
 }
 
@@ -371,6 +409,7 @@ async function startBackground(
     layout: prep.layout,
     sandbox: prep.plan.status,
     network: prep.plan.network,
+    proxy: prep.proxy,
     tty: !!prep.pty,
     saver: new OutputSaver(ctx.session.savedOutputs, {
       label: id,
@@ -391,7 +430,7 @@ async function startBackground(
     onData: (chunk) => shell.receive(chunk),
   });
   if (launched.pid < 0) {
-    releaseCgroups(prep.plan);
+    unprepare(prep);
     throw startFailed(await launched.exited);
   }
   shell.attach(launched);
@@ -441,7 +480,7 @@ export const shellTool = defineTool({
         : runForeground(input, ctx, state, prep));
     } catch (error) {
       // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
-      releaseCgroups(prep.plan);
+      unprepare(prep);
       throw error;
     } finally {
       await watch?.finish().catch(() => {});
