@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { type AddressInfo, createServer, type Server } from "node:net";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +21,7 @@ let raw: Server;
 let port = 0;
 let rawPort = 0;
 let home: string;
+const open = new Set<Socket>();
 
 function track(dir: string): string {
   dirs.push(dir);
@@ -83,14 +84,22 @@ beforeAll(async () => {
   http = createHttpServer((req, res) => res.end(`hello-from-host ${req.headers.host} ${req.url}\n`));
   await new Promise<void>((resolve) => http.listen(0, "0.0.0.0", resolve));
   port = (http.address() as AddressInfo).port;
+  http.on("connection", (socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
   raw = createServer((socket) => socket.end("raw-from-host\n"));
   await new Promise<void>((resolve) => raw.listen(0, "0.0.0.0", resolve));
   rawPort = (raw.address() as AddressInfo).port;
+  raw.on("connection", (socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
 });
 
 afterAll(async () => {
-  // Idle keep-alive connections the proxy left would hold close() open.
-  http?.closeAllConnections();
+  // A connection still open (the proxy's keep-alive, a tunnel) would hold close() open.
+  for (const socket of open) socket.destroy();
   await new Promise((resolve) => http?.close(resolve));
   await new Promise((resolve) => raw?.close(resolve));
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
