@@ -149,6 +149,8 @@ export class BackgroundShell {
       this.protectedChanged = protectedChanges(this.#before, snapshotProtected(this.#root));
     // Empty once the command and what it started are gone (else terminate removes it).
     if (this.memoryCgroup && this.memoryCgroup !== this.cgroup) removeCgroup(this.memoryCgroup);
+    // The relay died with the command, so nothing reaches the proxy any more (its refusals stay readable).
+    void this.proxy?.close();
     this.lastActivity = Date.now();
     untrack(this.pid);
     this.#wake();

@@ -3,7 +3,7 @@
 // test's local HTTP and TCP listeners stand for the outside world, named through the config's
 // `hosts` map (the proxy resolves through it, so the machine's /etc/hosts is never touched). Curl
 // (when installed) or node's http client runs inside the command.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lacks } from "../../../../test-support/capability.js";
-import { assertBuilt, cli, REPO, tempRoot } from "../cli-harness.js";
+import { assertBuilt, BIN, cli, REPO, tempRoot } from "../cli-harness.js";
 
 type Result = Record<string, unknown>;
 
@@ -66,6 +66,51 @@ async function shell(root: string, command: string, options: { config?: unknown;
   return Object.assign(result, { stderr: out.stderr });
 }
 
+/** Runs `calls` one after another in one `toolbelt exec` session; `next` picks each call from the last answer. */
+async function execSession(
+  root: string,
+  config: unknown,
+  next: (last: Result | undefined) => { tool: string; input: unknown } | undefined,
+): Promise<Result[]> {
+  const child = spawn(
+    process.execPath,
+    [BIN, "exec", "--root", root, "--allow", "shell", "--config", userConfig(config)],
+    {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        TOOLBELT_CONFIG_DIR: home,
+        XDG_CONFIG_HOME: home,
+        TOOLBELT_TRUST: "",
+      },
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  const answers: Result[] = [];
+  let buffer = "";
+  const closed = new Promise((resolve) => child.on("close", resolve));
+  const send = (last: Result | undefined) => {
+    const call = next(last);
+    if (call) child.stdin.write(`${JSON.stringify({ id: `c${answers.length}`, ...call })}\n`);
+    else child.stdin.end();
+  };
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (d: string) => {
+    buffer += d;
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      const line = JSON.parse(buffer.slice(0, nl)) as { id?: string; result?: Result };
+      buffer = buffer.slice(nl + 1);
+      if (!line.id || !line.result) continue;
+      answers.push(line.result);
+      send(line.result);
+    }
+  });
+  send(undefined);
+  await closed;
+  return answers;
+}
+
 /** good.test is listed (with the loopback address it maps to); the other names are not. */
 function allowing(extra: string[] = []): unknown {
   return {
@@ -100,8 +145,8 @@ beforeAll(async () => {
 afterAll(async () => {
   // A connection still open (the proxy's keep-alive, a tunnel) would hold close() open.
   for (const socket of open) socket.destroy();
-  await new Promise((resolve) => http?.close(resolve));
-  await new Promise((resolve) => raw?.close(resolve));
+  if (http) await new Promise((resolve) => http.close(resolve));
+  if (raw) await new Promise((resolve) => raw.close(resolve));
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -232,5 +277,24 @@ describe.skipIf(noNetns)("agent.shell_network allow list, end to end", () => {
     } finally {
       rmSync(path.join(home, "config.json"), { force: true });
     }
+  });
+
+  it("a background command goes through the same proxy, and shell_session's read lists what it refused", async () => {
+    const root = track(tempRoot("tb-allow-"));
+    const command = `${fetchCommand(`http://good.test:${port}/bg`)}; ${fetchCommand(`http://bad.test:${port}/no`)}`;
+    const answers = await execSession(root, allowing(), (last) => {
+      if (!last) return { tool: "shell", input: { command, run_in_background: true } };
+      if (last.kind === "shell_background" || last.status === "running")
+        return { tool: "shell_session", input: { operation: "read", shell_id: "sh-1", wait_ms: 1000 } };
+      return undefined;
+    });
+    const view = answers.at(-1) ?? {};
+    expect(view.status, JSON.stringify(answers)).toBe("exited");
+    const output = answers.map((a) => String(a.output ?? "")).join("");
+    expect(output).toContain(`hello-from-host good.test:${port} /bg`);
+    expect(output).not.toContain("/no");
+    expect(view.network_refused).toEqual([
+      { host: "bad.test", port, why: "not in agent.shell_network.allow" },
+    ]);
   });
 });
