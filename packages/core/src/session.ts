@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
-import { runCall, runStep } from "./call-pipeline.js";
+import { checkCall, runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
 import {
   type EditBackend,
@@ -88,7 +88,40 @@ export interface SessionOptions {
 export interface CallOptions {
   signal?: AbortSignal;
   callId?: string;
+  /**
+   * An approval a person already gave for this call through the caller's own approval flow (for
+   * example the AI SDK's tool approvals, after `checkCall` answered `ask`). Whatever the policy would
+   * ask about for this call — a rule's or the mode's `ask`, a protected path — is answered by it
+   * instead of the client's approver, so nobody is asked twice; `approval_requested` and
+   * `approval_resolved` (with `by`) are still emitted. A `deny` stays a refusal. It covers this call's
+   * own policy question only: a tool's `ctx.approve` and writes to paths the call did not declare are
+   * asked as usual.
+   */
+  approval?: GrantedApproval;
 }
+
+/** An approval given outside toolbelt (see `CallOptions.approval`). */
+export interface GrantedApproval {
+  /** Who approved, as `approval_resolved.by` reports it (e.g. `"ai-sdk"`, a user name). */
+  by: string;
+}
+
+/**
+ * What the permission policy would do with a call now (`Session.checkCall`), nothing run and nobody
+ * asked: `allow` runs it; `ask` needs a person's approval (the caller's own approval flow, then
+ * `call(..., { approval })`, or the client's approver); `deny` refuses it before it runs — the policy
+ * (`EDENIED`), an unknown or deferred tool, an invalid input or a path outside the root (`code`).
+ */
+export type CallCheck =
+  | { decision: "allow"; summary: string }
+  | {
+      decision: "ask";
+      /** What an approver reads: the command or path (escaped), the rule that asks, the protected paths. */
+      summary: string;
+      /** Protected paths the call would write, when they are (part of) why it asks. */
+      protected_paths?: string[];
+    }
+  | { decision: "deny"; summary: string; code: string };
 
 export interface CallOutcome<P extends { kind: string } = Payload> {
   payload: P;
@@ -321,6 +354,16 @@ export class Session {
     options: CallOptions = {},
   ): Promise<CallOutcome<ToolResultFor<N>>> {
     return (await runCall(this, this.#writes, name, input, options, true)) as CallOutcome<ToolResultFor<N>>;
+  }
+
+  /**
+   * What the permission policy would do with this call now, without running it or asking anyone: the
+   * same checks as `call` up to its approval (tool, input, paths, rules, protected paths). The session's
+   * `beforeToolCall` hooks are not run, so a hook that would allow or deny is not seen here; the call
+   * itself still runs them. A dry run for front-ends with an approval flow of their own.
+   */
+  checkCall(name: string, input: unknown): Promise<CallCheck> {
+    return checkCall(this, name, input);
   }
 
   /**
