@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -201,5 +209,41 @@ describe("CallOptions.approval", () => {
       kind: "answer",
       yes: false,
     });
+  });
+});
+
+describe("Session.renderResult", () => {
+  it("gives the text callWithText gave, from the payload alone", async () => {
+    const { s } = await session({ allow: ["runner"] });
+    const { payload, text } = await s.callWithText("run_it", { command: "make" });
+    expect(s.renderResult("run_it", payload)).toBe(text);
+    const failed = await s.callWithText("look", { path: "../outside" });
+    expect(s.renderResult("look", failed.payload)).toBe(failed.text);
+    expect(failed.text).toMatch(/^# Error: EPATH_ESCAPE/);
+  });
+});
+
+describe("Session.removeFile", () => {
+  it("removes through the write path: recorded for undo, never a directory or a protected path unasked", async () => {
+    const { s } = await session();
+    const root = s.root;
+    writeFileSync(path.join(root, "gone.txt"), "bye\n");
+    mkdirSync(path.join(root, "dir"));
+    expect(await s.removeFile(path.join(root, "gone.txt"))).toBe(true);
+    expect(existsSync(path.join(root, "gone.txt"))).toBe(false);
+    expect(await s.removeFile(path.join(root, "gone.txt"))).toBe(false);
+    await expect(s.removeFile(path.join(root, "dir"))).rejects.toThrow();
+    expect(existsSync(path.join(root, "dir"))).toBe(true);
+    writeFileSync(path.join(root, ".mcp.json"), "{}");
+    await expect(s.removeFile(path.join(root, ".mcp.json"))).rejects.toMatchObject({ code: "EDENIED" });
+    expect(existsSync(path.join(root, ".mcp.json"))).toBe(true);
+    await expect(s.removeFile(path.join(root, "../elsewhere.txt"))).rejects.toMatchObject({
+      code: "EPATH_ESCAPE",
+    });
+    // The removal is a checkpoint: restoring it brings the file back.
+    const removal = (await s.checkpoints.list()).find((c) => c.files.some((f) => f.path === "gone.txt"));
+    expect(removal).toBeDefined();
+    await s.checkpoints.restore(removal?.id ?? "");
+    expect(readFileSync(path.join(root, "gone.txt"), "utf8")).toBe("bye\n");
   });
 });

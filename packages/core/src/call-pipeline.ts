@@ -54,7 +54,7 @@ export async function runCall(
     payload = await run(session, writes, binding, input, callId, options);
   }
   let text: string | undefined;
-  if (wantText || session.events.wants("tool_result")) text = render(payload, binding);
+  if (wantText || session.events.wants("tool_result")) text = renderResult(payload, binding);
   session.events.emit({
     type: "tool_result",
     call_id: callId,
@@ -93,7 +93,8 @@ export async function runStep(
   return results;
 }
 
-function render(payload: Payload, binding: Binding | undefined): string {
+/** The model-facing text of a payload: its tool's renderer (the generic one without it), then hook notes. */
+export function renderResult(payload: Payload, binding: Binding | undefined): string {
   let text: string;
   try {
     text = withHookNotes(

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
-import { checkCall, runCall, runStep } from "./call-pipeline.js";
+import { checkCall, renderResult, runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
 import {
   type EditBackend,
@@ -357,6 +357,18 @@ export class Session {
   }
 
   /**
+   * The model-facing text of a result of tool `name` (its bound name), exactly as `callWithText` gives
+   * it: for a result kept as JSON (a transcript, a UI message) whose text is needed again. The inverse of
+   * `parseToolText`. A name the session does not know renders with the generic form.
+   */
+  renderResult(name: string, payload: Payload): string {
+    return renderResult(
+      payload,
+      this.bindings().find((b) => b.name === name),
+    );
+  }
+
+  /**
    * What the permission policy would do with this call now, without running it or asking anyone: the
    * same checks as `call` up to its approval (tool, input, paths, rules, protected paths). The session's
    * `beforeToolCall` hooks are not run, so a hook that would allow or deny is not seen here; the call
@@ -390,6 +402,19 @@ export class Session {
     const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
     const gate = binding ? newGate(binding) : sdkGate(options.tool ?? "writeFile");
     return this.#writes.write(gate, abs, data, options);
+  }
+
+  /**
+   * Removes a file through the same write path as `writeFile` (root, the writer's `tools.*` mode and
+   * allowlist, an approval for protected paths), recorded for checkpoints so it can be undone. Like every
+   * write it is judged on the real path: through a symbolic link, the file it points to is removed. A
+   * directory is refused. True when a file was there.
+   */
+  async removeFile(abs: string, options: { tool?: string } = {}): Promise<boolean> {
+    const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
+    const gate = binding ? newGate(binding) : sdkGate(options.tool ?? "removeFile");
+    const [result] = await this.#writes.writeFiles(gate, [{ abs, remove: true }]);
+    return result?.removed === true;
   }
 
   /** Opens a file inside the root for reading, so that the check and the open are one act (see safe-open.ts). */
