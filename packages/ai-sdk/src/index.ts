@@ -1,0 +1,7 @@
+// The public API of @toolbelt/ai-sdk: a toolbelt session for the Vercel AI SDK (`ai`).
+export {
+  createToolbeltTools,
+  type ToolbeltAiSdk,
+  type ToolbeltApproval,
+  type ToolbeltToolsOptions,
+} from "./tools.js";
