@@ -21,6 +21,7 @@ import {
 } from "./config.js";
 import { type GatheredContributions, gatherContributions } from "./contribution-set.js";
 import type { Contributions } from "./contributions.js";
+import type { ErrorCode } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
@@ -121,7 +122,7 @@ export type CallCheck =
       /** Protected paths the call would write, when they are (part of) why it asks. */
       protected_paths?: string[];
     }
-  | { decision: "deny"; summary: string; code: string };
+  | { decision: "deny"; summary: string; code: ErrorCode };
 
 export interface CallOutcome<P extends { kind: string } = Payload> {
   payload: P;
