@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { readdir, stat } from "node:fs/promises";
 import { constants } from "node:os";
-import { type Session, ToolbeltError } from "@toolbelt/core";
+import { isErrorPayload, type Session, ToolbeltError } from "@toolbelt/core";
 import type {
   Experimental_SandboxDirectoryEntry as SandboxDirectoryEntry,
   Experimental_SandboxFileStat as SandboxFileStat,
@@ -11,6 +11,43 @@ import type {
 } from "ai";
 
 type RunOptions = Parameters<SandboxSession["run"]>[0];
+
+// What the sandbox reads of the shell family's results (this package does not depend on the family,
+// so the session's results are not typed by its tool names here).
+interface ShellResult {
+  kind: "shell_result";
+  stdout: string;
+  exit_code: number | null;
+  signal?: string;
+}
+interface ShellStarted {
+  kind: "shell_started";
+  shell_id: string;
+  pid: number;
+}
+interface ShellSessionView {
+  kind: "shell_session";
+  output: string;
+  cursor: number;
+  status: "running" | "exited" | "killed";
+  exit_code: number | null;
+  signal?: string;
+  remaining_characters?: number;
+}
+
+/** Calls a tool and returns its result of `kind`; an error payload rejects with its code. */
+async function callFor<T extends { kind: string }>(
+  session: Session,
+  name: string,
+  input: unknown,
+  kind: T["kind"],
+  signal?: AbortSignal,
+): Promise<T> {
+  const payload = await session.call(name, input, signal ? { signal } : {});
+  if (isErrorPayload(payload)) throw new ToolbeltError(payload.code, payload.message);
+  if (payload.kind !== kind) throw new ToolbeltError("EINTERNAL", `${name} answered ${payload.kind}`);
+  return payload as unknown as T;
+}
 
 /** Bytes a `readFile` stream reads at a time. */
 const CHUNK = 64 * 1024;
@@ -74,21 +111,7 @@ export function createToolbeltSandbox(session: Session): SandboxSession {
     await session.writeFile(resolve(p).abs, data, { tool: "write_file" });
   };
 
-  const run = async (
-    command: string,
-    workingDirectory: string | undefined,
-    signal: AbortSignal | undefined,
-    background: boolean,
-  ) => {
-    const cwd = resolve(workingDirectory ?? ".").abs;
-    const payload = await session.call(
-      "shell",
-      { command, cwd, ...(background ? { run_in_background: true } : {}) },
-      signal ? { signal } : {},
-    );
-    if (payload.kind === "error") throw new ToolbeltError(payload.code, payload.message);
-    return payload;
-  };
+  const cwdOf = (workingDirectory: string | undefined) => resolve(workingDirectory ?? ".").abs;
 
   // With stdin: true it is refused before anything starts, as the interface asks of an implementation
   // without a closable input.
@@ -101,9 +124,8 @@ export function createToolbeltSandbox(session: Session): SandboxSession {
         "EINVAL_INPUT",
         "stdin: true is not supported: toolbelt cannot close a background command's input",
       );
-    const started = await run(options.command, options.workingDirectory, undefined, true);
-    if (started.kind !== "shell_started")
-      throw new ToolbeltError("EINTERNAL", `shell answered ${started.kind}`);
+    const input = { command: options.command, cwd: cwdOf(options.workingDirectory), run_in_background: true };
+    const started = await callFor<ShellStarted>(session, "shell", input, "shell_started");
     return follow(session, started.shell_id, started.pid, options.abortSignal);
   }
 
@@ -115,9 +137,14 @@ export function createToolbeltSandbox(session: Session): SandboxSession {
 
     run: async (options) => {
       refuseEnv(options.env);
-      const payload = await run(options.command, options.workingDirectory, options.abortSignal, false);
-      if (payload.kind !== "shell_result")
-        throw new ToolbeltError("EINTERNAL", `shell answered ${payload.kind}`);
+      const input = { command: options.command, cwd: cwdOf(options.workingDirectory) };
+      const payload = await callFor<ShellResult>(
+        session,
+        "shell",
+        input,
+        "shell_result",
+        options.abortSignal,
+      );
       return { exitCode: exitCode(payload.exit_code, payload.signal), stdout: payload.stdout, stderr: "" };
     },
 
@@ -276,7 +303,7 @@ function follow(
   const kill = async () => {
     const out = await session.call("shell_session", { operation: "kill", shell_id: shellId });
     // Killing a command that already ended is no error: kill is idempotent.
-    if (out.kind === "error" && out.code !== "ENOENT" && !/is (exited|killed)/.test(out.message))
+    if (isErrorPayload(out) && out.code !== "ENOENT" && !/is (exited|killed)/.test(out.message))
       throw new ToolbeltError(out.code, out.message);
   };
   const onAbort = () => {
@@ -287,15 +314,8 @@ function follow(
     let cursor = 0;
     try {
       for (;;) {
-        const view = await session.call("shell_session", {
-          operation: "read",
-          shell_id: shellId,
-          cursor,
-          wait_ms: READ_WAIT_MS,
-        });
-        if (view.kind === "error") throw new ToolbeltError(view.code, view.message);
-        if (view.kind !== "shell_session")
-          throw new ToolbeltError("EINTERNAL", `shell_session answered ${view.kind}`);
+        const read = { operation: "read", shell_id: shellId, cursor, wait_ms: READ_WAIT_MS };
+        const view = await callFor<ShellSessionView>(session, "shell_session", read, "shell_session");
         if (view.output) push?.enqueue(encoder.encode(view.output));
         cursor = view.cursor;
         if (view.status !== "running" && !view.remaining_characters) {
