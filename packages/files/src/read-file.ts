@@ -275,17 +275,25 @@ export async function executeRead(input: ReadInput, ctx: ToolContext): Promise<R
         `${resolved.rel} is ${size} bytes; ${pdfBound.what} ${pdfBound.bytes} bytes (${pdfBound.limit})`,
         { details: { path: resolved.rel, size, limit: pdfBound.bytes } },
       );
-    const payload = await readPdf(ctx, input, resolved.rel, bytes);
-    recordWindow(
-      ctx,
-      resolved.abs,
-      bytes,
-      { size, mtimeMs },
-      payload.start_page,
-      payload.end_page,
-      payload.truncated,
-    );
-    return payload;
+    const payload = await readPdf(ctx, input, resolved.rel, bytes).catch((error: unknown) => {
+      // Known by its first bytes alone, a file pdf.js cannot open is whatever else it is: a text
+      // that happens to start with `%PDF-` is read as text. A `.pdf` that cannot be opened is refused.
+      if (named === undefined && ToolbeltError.isInstance(error) && error.code === "EMALFORMED")
+        return undefined;
+      throw error;
+    });
+    if (payload) {
+      recordWindow(
+        ctx,
+        resolved.abs,
+        bytes,
+        { size, mtimeMs },
+        payload.start_page,
+        payload.end_page,
+        payload.truncated,
+      );
+      return payload;
+    }
   }
   if (named === "notebook") {
     const payload = readNotebook(ctx, input, resolved.rel, bytes.toString("utf8"));

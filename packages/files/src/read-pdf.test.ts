@@ -142,6 +142,21 @@ describe("read_file on a PDF", () => {
     expect(await s.call("read_file", { path: "notes.md" })).toMatchObject({ kind: "file_content" });
   });
 
+  it("reads a text that starts with %PDF- but is no PDF as text (a `.pdf` name is refused instead)", async () => {
+    const text = "%PDF-1.7 is how every PDF starts\nso says this note\n";
+    await write("header-note.txt", text);
+    await write("header-note.pdf", text);
+    const s = await open();
+    expect(await s.call("read_file", { path: "header-note.txt" })).toMatchObject({
+      kind: "file_content",
+      total_lines: 2,
+    });
+    expect(await s.call("read_file", { path: "header-note.pdf" })).toMatchObject({
+      kind: "error",
+      code: "EMALFORMED",
+    });
+  });
+
   it("refuses an encrypted PDF with EENCRYPTED, and reads one whose user password is empty", async () => {
     await write("locked.pdf", pdfDocument(["Secret text"], { encrypt: { user: "secret", owner: "owner" } }));
     await write("restricted.pdf", pdfDocument(["Readable text"], { encrypt: { user: "", owner: "owner" } }));
