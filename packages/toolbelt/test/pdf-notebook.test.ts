@@ -266,6 +266,28 @@ describe("notebooks (built CLI)", () => {
     expect(readFileSync(path.join(root, "analysis.ipynb"), "utf8")).toBe(ANALYSIS);
   });
 
+  it("`exec`: the model's `undo` tool takes a notebook edit back, and the notebook reads as before", async () => {
+    const root = project();
+    const config = path.join(root, "undo.json");
+    writeFileSync(config, JSON.stringify({ checkpoints: { undoTool: true } }));
+    const r = await cli(["exec", "--root", root, "--config", config], {
+      env: env(),
+      input: [
+        { tool: "notebook_edit", input: { path: "analysis.ipynb", cell_id: "boom", edit_mode: "delete" } },
+        { tool: "undo", input: {} },
+        { tool: "read_file", input: { path: "analysis.ipynb", offset: 4, limit: 1 } },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join("\n"),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const [edit, undo, read] = jsonLines(r.stdout).map((l) => l.result as Record<string, unknown>);
+    expect(edit).toMatchObject({ kind: "notebook_edited", edit_mode: "delete", total_cells: 4 });
+    expect(undo?.kind, JSON.stringify(undo)).not.toBe("error");
+    expect(readFileSync(path.join(root, "analysis.ipynb"), "utf8")).toBe(ANALYSIS);
+    expect(read).toMatchObject({ kind: "notebook", cells: [{ index: 4, id: "boom", source: "1/0" }] });
+  });
+
   it("serve --mcp: a notebook's image outputs arrive as MCP image blocks beside the text", async () => {
     const root = project();
     const [listed, read] = await mcpCall(
