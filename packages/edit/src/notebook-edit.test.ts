@@ -231,6 +231,30 @@ describe("notebook_edit", () => {
     );
   });
 
+  it("keeps CRLF line endings (a notebook written on Windows): the new cell's lines end as the file's do", async () => {
+    const crlf = ANALYSIS.replace(/\n/g, "\r\n");
+    await write("w.ipynb", crlf);
+    await write("u.ipynb", ANALYSIS);
+    const s = await session();
+    const edit = { index: 2, new_source: "x = 1\nx" };
+    edited(await s.call("notebook_edit", { path: "w.ipynb", ...edit }));
+    edited(await s.call("notebook_edit", { path: "u.ipynb", ...edit }));
+    // The same edit as of the LF file, with every line ending CRLF.
+    expect(await read("w.ipynb")).toBe((await read("u.ipynb")).replace(/\n/g, "\r\n"));
+    edited(
+      await s.call("notebook_edit", {
+        path: "w.ipynb",
+        index: 1,
+        edit_mode: "insert",
+        cell_type: "code",
+        new_source: "first",
+      }),
+    );
+    const after = await read("w.ipynb");
+    expect(after.match(/(?<!\r)\n/g)).toBeNull();
+    expect((JSON.parse(after) as Json).cells[0]).toMatchObject({ cell_type: "code", source: ["first"] });
+  });
+
   it("refuses a stale edit: the notebook changed on disk since this session read it", async () => {
     await write("a.ipynb", ANALYSIS);
     const s = await session();

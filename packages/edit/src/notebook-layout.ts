@@ -13,6 +13,8 @@ export interface CellLayout {
   close: number;
   /** The file's indentation unit: `" "` as Jupyter writes (indent=1), `""` for compact JSON. */
   unit: string;
+  /** The file's line ending: `\r\n` when its first line ends so (Jupyter on Windows), else `\n`. */
+  newline: "\n" | "\r\n";
 }
 
 const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
@@ -62,6 +64,7 @@ export function cellLayout(text: string): CellLayout {
   const lead = text.slice(top, i);
   const newline = lead.lastIndexOf("\n");
   const unit = newline === -1 ? "" : lead.slice(newline + 1);
+  const eol = newline > 0 && lead[newline - 1] === "\r" ? "\r\n" : "\n";
   let layout: CellLayout | undefined;
   while (i < text.length && text[i] !== "}") {
     const keyEnd = skipString(text, i);
@@ -77,7 +80,7 @@ export function cellLayout(text: string): CellLayout {
         j = skipSpace(text, end);
         if (text[j] === ",") j = skipSpace(text, j + 1);
       }
-      layout = { spans, open, close: j, unit };
+      layout = { spans, open, close: j, unit, newline: eol };
       i = j + 1;
     } else i = skipValue(text, i);
     i = skipSpace(text, i);
@@ -91,14 +94,15 @@ export function cellLayout(text: string): CellLayout {
 export function serializeCell(cell: Record<string, unknown>, layout: CellLayout): string {
   if (layout.unit === "") return JSON.stringify(cell);
   const indent = layout.unit.repeat(2);
-  return JSON.stringify(cell, null, layout.unit).replace(/\n/g, `\n${indent}`);
+  // JSON.stringify escapes newlines inside strings: every one it writes is between values.
+  return JSON.stringify(cell, null, layout.unit).replace(/\n/g, `${layout.newline}${indent}`);
 }
 
 /** What separates two cells in this file (its own, when it has two), else what Jupyter would write. */
 function separator(text: string, layout: CellLayout): string {
   const [a, b] = layout.spans;
   if (a && b) return text.slice(a[1], b[0]);
-  return layout.unit === "" ? "," : `,\n${layout.unit.repeat(2)}`;
+  return layout.unit === "" ? "," : `,${layout.newline}${layout.unit.repeat(2)}`;
 }
 
 /** The text with cell `at` (0-based) replaced by `cell`. */
@@ -109,9 +113,9 @@ export function replaceCell(text: string, layout: CellLayout, at: number, cell: 
 
 /** The text with `cell` inserted so that it becomes cell `at` (0-based; `spans.length` appends). */
 export function insertCell(text: string, layout: CellLayout, at: number, cell: string): string {
-  const { spans, unit } = layout;
+  const { spans, unit, newline } = layout;
   if (spans.length === 0) {
-    const inside = unit === "" ? cell : `\n${unit.repeat(2)}${cell}\n${unit}`;
+    const inside = unit === "" ? cell : `${newline}${unit.repeat(2)}${cell}${newline}${unit}`;
     return text.slice(0, layout.open) + inside + text.slice(layout.close);
   }
   const sep = separator(text, layout);
