@@ -135,21 +135,27 @@ function replacedCell(
   return sortedKeys(old) ? sortKeys(cell) : cell;
 }
 
+/**
+ * A cell id as a message shows it: as is when it has the form nbformat gives ids, else quoted as JSON,
+ * so an id holding a newline cannot put a line of its own (a forged `# Error:`) into the message.
+ */
+const shownId = (id: string) => (/^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : JSON.stringify(id));
+
 function locate(cells: NotebookCell[], args: Input, rel: string): number | ErrorPayload {
   if (args.cell_id !== undefined) {
     const found = cells.flatMap((c, i) => (c.id === args.cell_id ? [i] : []));
     if (found.length > 1)
       return errorPayload(
         "EMULTI_MATCH",
-        `${found.length} cells of ${rel} have the id ${args.cell_id} (cells ${found.map((i) => i + 1).join(", ")}): name the cell by index`,
+        `${found.length} cells of ${rel} have the id ${shownId(args.cell_id)} (cells ${found.map((i) => i + 1).join(", ")}): name the cell by index`,
         { path: rel, match_count: found.length },
       );
     if (found.length === 0) {
       const ids = cells.map((c) => c.id).filter((id): id is string => typeof id === "string");
       const known = ids.length
-        ? `its cells' ids: ${ids.slice(0, 50).join(", ")}${ids.length > 50 ? ", …" : ""}`
+        ? `its cells' ids: ${ids.slice(0, 50).map(shownId).join(", ")}${ids.length > 50 ? ", …" : ""}`
         : "its cells have no ids: name the cell by index";
-      return errorPayload("ENO_MATCH", `no cell of ${rel} has the id ${args.cell_id}; ${known}`, {
+      return errorPayload("ENO_MATCH", `no cell of ${rel} has the id ${shownId(args.cell_id)}; ${known}`, {
         path: rel,
       });
     }
