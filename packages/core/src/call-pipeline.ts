@@ -11,10 +11,10 @@ import { askApproval, summarise } from "./approval.js";
 import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
 import type { ResolvedPath } from "./paths.js";
-import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
+import { type Decision, decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
-import type { CallOptions, Session } from "./session.js";
+import type { CallCheck, CallOptions, Session } from "./session.js";
 import type { AnyTool, Payload, ToolContext } from "./tool.js";
 import type { Binding } from "./tool-bindings.js";
 import { afterToolCall, beforeToolCall, withHookNotes } from "./tool-hooks.js";
@@ -50,18 +50,12 @@ export async function runCall(
   } else if (!binding) {
     payload = unknownTool(session, name);
   } else if (binding.deferred) {
-    payload = errorPayload(
-      "EUNKNOWN_TOOL",
-      `${name} is deferred: call tool_search with "select:${name}" to bind it first`,
-      {
-        tool: name,
-      },
-    );
+    payload = deferredTool(name);
   } else {
-    payload = await run(session, writes, binding, input, callId, options.signal);
+    payload = await run(session, writes, binding, input, callId, options);
   }
   let text: string | undefined;
-  if (wantText || session.events.wants("tool_result")) text = render(payload, binding);
+  if (wantText || session.events.wants("tool_result")) text = renderResult(payload, binding);
   session.events.emit({
     type: "tool_result",
     call_id: callId,
@@ -100,7 +94,8 @@ export async function runStep(
   return results;
 }
 
-function render(payload: Payload, binding: Binding | undefined): string {
+/** The model-facing text of a payload: its tool's renderer (the generic one without it), then hook notes. */
+export function renderResult(payload: Payload, binding: Binding | undefined): string {
   let text: string;
   try {
     text = withHookNotes(
@@ -124,21 +119,119 @@ function unknownTool(session: Session, name: string): ErrorPayload {
   });
 }
 
+/** The input a tool's execute receives: validated against the bound schema, a profile's mapped to the tool's. */
+function toolInput(binding: Binding, rawInput: unknown, resolve: (p: string) => ResolvedPath): unknown {
+  const { tool, variant } = binding;
+  const input = validate(variant?.input ?? tool.input, rawInput);
+  if (!variant?.toInput) return input;
+  return validate(tool.input, variant.toInput(input as Record<string, unknown>, { resolve }));
+}
+
+/** What the permission policy says of one call, before anything runs: what run() acts on and checkCall() reports. */
+interface Judgement {
+  decision: Decision;
+  /** Root-relative real paths the call touches. */
+  rels: string[];
+  /** Protected paths a write call touches. */
+  guarded: string[];
+  /** Whether the protected paths need an approval (no `protected` allow). */
+  askProtected: boolean;
+}
+
+async function judge(
+  session: Session,
+  binding: Binding,
+  input: unknown,
+  resolve: (p: string) => ResolvedPath,
+): Promise<Judgement> {
+  const { tool } = binding;
+  const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
+  const resolveRel = (p: string) => resolve(p).rel;
+  const rels = paths.map(resolveRel);
+  const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
+  const decision = decide(
+    {
+      tool: tool.name,
+      calledAs: binding.name,
+      family: tool.family,
+      access: tool.access,
+      paths: rels,
+      rules,
+    },
+    session.config,
+    session.allow,
+  );
+  // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
+  const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
+  const askProtected = guarded.length > 0 && !session.allow.has(PROTECTED_ALLOW);
+  return { decision, rels, guarded, askProtected };
+}
+
+/** What an approver reads of a call: the command or path, the rule that asks, the protected paths. */
+function approvalSummary(binding: Binding, input: unknown, verdict: Judgement): string {
+  const summary = summarise(binding.name, input) + ruleNote(verdict.decision);
+  return verdict.askProtected ? `${summary}\n${protectedNote(verdict.guarded)}` : summary;
+}
+
+/**
+ * What the policy would do with a call now, without running it, its hooks, or asking anyone (see
+ * `Session.checkCall`). The same steps as a call up to its approval: binding, input, paths, rules.
+ */
+export async function checkCall(session: Session, name: string, rawInput: unknown): Promise<CallCheck> {
+  if (session.closed) return refusal(errorPayload("EUNAVAILABLE", "the session is closed"));
+  const binding = session.bindings().find((b) => b.name === name);
+  if (!binding) return refusal(unknownTool(session, name));
+  if (binding.deferred) return refusal(deferredTool(name));
+  try {
+    const resolve = callResolver(session, binding.tool);
+    const input = toolInput(binding, rawInput, resolve);
+    const verdict = await judge(session, binding, input, resolve);
+    if (verdict.decision.mode === "deny")
+      return refusal(errorPayload("EDENIED", `${binding.name}: ${verdict.decision.reason}`));
+    const summary = approvalSummary(binding, input, verdict);
+    if (verdict.decision.mode === "ask" || verdict.askProtected)
+      return {
+        decision: "ask",
+        summary,
+        ...(verdict.askProtected ? { protected_paths: verdict.guarded } : {}),
+      };
+    return { decision: "allow", summary };
+  } catch (error) {
+    return refusal(normaliseError(error).toPayload());
+  }
+}
+
+function refusal(payload: ErrorPayload): CallCheck {
+  return { decision: "deny", summary: payload.message, code: payload.code };
+}
+
+function deferredTool(name: string): ErrorPayload {
+  return errorPayload(
+    "EUNKNOWN_TOOL",
+    `${name} is deferred: call tool_search with "select:${name}" to bind it first`,
+    { tool: name },
+  );
+}
+
 async function run(
   session: Session,
   writes: SessionWrites,
   binding: Binding,
   rawInput: unknown,
   callId: string,
-  signal?: AbortSignal,
+  options: CallOptions,
 ): Promise<Payload> {
-  const { tool, variant } = binding;
+  const { tool } = binding;
+  const signal = options.signal;
+  const resolve = callResolver(session, binding.tool);
+  // One signal for the whole call: its hooks and the tool see the caller's cancellation alike.
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  // A signal already aborted never fires "abort": check it first.
+  if (signal?.aborted) controller.abort(signal.reason);
+  else signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    let input = validate(variant?.input ?? tool.input, rawInput);
-    if (variant?.toInput) {
-      const at = { resolve: (p: string) => resolveFor(session, tool, p) };
-      input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
-    }
+    let input = toolInput(binding, rawInput, resolve);
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
     const hooked = await beforeToolCall(
       session,
@@ -146,45 +239,28 @@ async function run(
       input,
       callId,
       (i) => validate(tool.input, i),
-      signal,
+      controller.signal,
     );
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
-    const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-    const rels = paths.map((p) => resolveFor(session, tool, p).rel);
-    const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
-    const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
-    const decision = decide(
-      {
-        tool: tool.name,
-        calledAs: binding.name,
-        family: tool.family,
-        access: tool.access,
-        paths: rels,
-        rules,
-      },
-      session.config,
-      session.allow,
-    );
+    const verdict = await judge(session, binding, input, resolve);
+    const { decision, rels, guarded, askProtected } = verdict;
     if (decision.mode === "deny")
       return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
     const gate: WriteGate = { ...newGate(binding), call: callId };
-    // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
-    const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
-    const askProtected = guarded.length > 0 && !session.allow.has(PROTECTED_ALLOW);
     // A hook's allow answers an ask like --allow does: never a firm one (a command line the parser
     // cannot see through while deny rules apply).
     const hookAnswers = hooked.allowed && !(decision.mode === "ask" && decision.verdict?.firm);
     if ((decision.mode === "ask" && !hookAnswers) || askProtected) {
-      const summary = summarise(binding.name, input) + ruleNote(decision);
       const ok = await askApproval(
         session,
         gate.who,
         input,
-        { summary: askProtected ? `${summary}\n${protectedNote(guarded)}` : summary },
+        { summary: approvalSummary(binding, input, verdict) },
         askProtected
           ? protectedRefusal(binding.name, guarded, decision.mode === "ask")
           : ruleRefusal(binding.name, tool.family, decision),
+        options.approval,
       );
       if (!ok.approved)
         return errorPayload("EDENIED", ok.message, {
@@ -194,15 +270,10 @@ async function run(
       for (const r of guarded) gate.protectedOk.add(r);
     }
     if (tool.access === "write") for (const r of rels) gate.cleared.add(r);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    // A signal already aborted never fires "abort": check it first.
-    if (signal?.aborted) controller.abort(signal.reason);
-    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const payload = (await tool.execute(
         input as never,
-        toolContext(session, writes, binding, callId, controller.signal, gate),
+        toolContext(session, writes, binding, callId, controller.signal, gate, resolve),
       )) as Payload;
       if (typeof payload !== "object" || payload === null || typeof (payload as Payload).kind !== "string") {
         return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
@@ -211,17 +282,32 @@ async function run(
     } catch (error) {
       // After hooks see what the tool threw too (as its error payload); they never throw themselves.
       return await afterToolCall(session, hooked.call, normaliseError(error).toPayload(), controller.signal);
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
     }
   } catch (error) {
     return normaliseError(error).toPayload();
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
 }
 
-/** A path as `tool` may name it: the session's saved outputs too when it declared `readsSavedOutput`. */
-function resolveFor(session: Session, tool: AnyTool, p: string): ResolvedPath {
-  return session.resolvePath(p, { savedOutput: tool.readsSavedOutput === true && tool.access === "read" });
+/**
+ * The call's one resolution of each path: the policy judges the paths the tool then acts on. Resolving
+ * again in the tool would let a symlink that moves mid-call (in the root, or a link the input names)
+ * send the tool to a file the policy never saw, e.g. one a `read(...)` deny rule keeps out. `exists`
+ * is as the policy saw it; a tool that creates the file knows it did. A read-only tool that declares
+ * `readsSavedOutput` may also name one of the session's saved outputs.
+ */
+function callResolver(session: Session, tool: AnyTool): (p: string) => ResolvedPath {
+  const savedOutput = tool.readsSavedOutput === true && tool.access === "read";
+  const seen = new Map<string, ResolvedPath>();
+  return (p) => {
+    const key = `${session.cwd}\0${p}`;
+    const known = seen.get(key);
+    if (known) return known;
+    const resolved = session.resolvePath(p, { savedOutput });
+    seen.set(key, resolved);
+    return resolved;
+  };
 }
 
 /** Who brought `tool` (its plugin, else its family), named when an event it emits is refused. */
@@ -239,6 +325,7 @@ function toolContext(
   callId: string,
   signal: AbortSignal,
   gate: WriteGate,
+  resolve: (p: string) => ResolvedPath,
 ): ToolContext {
   const cwd = session.cwd;
   const config = session.config;
@@ -253,7 +340,7 @@ function toolContext(
     ledger: session.ledger,
     profile: session.profile,
     calledAs: binding.name,
-    resolve: (p) => resolveFor(session, binding.tool, p),
+    resolve,
     emit: (event) => {
       session.events.emit(event, () => emitterOf(session, binding.tool));
     },

@@ -92,6 +92,8 @@ export {
 } from "./plugin.js";
 export {
   errorPayloadSchema,
+  type PayloadImage,
+  payloadImages,
   payloadSchema,
   type ToolResult,
   type ToolResultFor,
@@ -117,10 +119,12 @@ export {
   type ApprovalPrompt,
   type Binding,
   type BindResult,
+  type CallCheck,
   type CallOptions,
   type CallOutcome,
   type ClientInfo,
   createSession,
+  type GrantedApproval,
   Session,
   type SessionOptions,
 } from "./session.js";
@@ -135,8 +139,10 @@ export {
   renderEntries,
   renderFlat,
   renderHeaders,
+  renderSections,
   renderText,
   renderTree,
+  type TextSection,
   type TreeEntry,
   type TreeMatch,
 } from "./text-format.js";

@@ -11,7 +11,7 @@ import { closeSync, fstatSync, realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
-import { runCall, runStep } from "./call-pipeline.js";
+import { checkCall, renderResult, runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
 import {
   type EditBackend,
@@ -22,6 +22,7 @@ import {
 } from "./config.js";
 import { type GatheredContributions, gatherContributions } from "./contribution-set.js";
 import type { Contributions } from "./contributions.js";
+import { type ErrorCode, ToolbeltError } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
@@ -90,7 +91,40 @@ export interface SessionOptions {
 export interface CallOptions {
   signal?: AbortSignal;
   callId?: string;
+  /**
+   * An approval a person already gave for this call through the caller's own approval flow (for
+   * example the AI SDK's tool approvals, after `checkCall` answered `ask`). Whatever the policy would
+   * ask about for this call — a rule's or the mode's `ask`, a protected path — is answered by it
+   * instead of the client's approver, so nobody is asked twice; `approval_requested` and
+   * `approval_resolved` (with `by`) are still emitted. A `deny` stays a refusal. It covers this call's
+   * own policy question only: a tool's `ctx.approve` and writes to paths the call did not declare are
+   * asked as usual.
+   */
+  approval?: GrantedApproval;
 }
+
+/** An approval given outside toolbelt (see `CallOptions.approval`). */
+export interface GrantedApproval {
+  /** Who approved, as `approval_resolved.by` reports it (e.g. `"ai-sdk"`, a user name). */
+  by: string;
+}
+
+/**
+ * What the permission policy would do with a call now (`Session.checkCall`), nothing run and nobody
+ * asked: `allow` runs it; `ask` needs a person's approval (the caller's own approval flow, then
+ * `call(..., { approval })`, or the client's approver); `deny` refuses it before it runs — the policy
+ * (`EDENIED`), an unknown or deferred tool, an invalid input or a path outside the root (`code`).
+ */
+export type CallCheck =
+  | { decision: "allow"; summary: string }
+  | {
+      decision: "ask";
+      /** What an approver reads: the command or path (escaped), the rule that asks, the protected paths. */
+      summary: string;
+      /** Protected paths the call would write, when they are (part of) why it asks. */
+      protected_paths?: string[];
+    }
+  | { decision: "deny"; summary: string; code: ErrorCode };
 
 export interface CallOutcome<P extends { kind: string } = Payload> {
   payload: P;
@@ -327,6 +361,28 @@ export class Session {
   }
 
   /**
+   * The model-facing text of a result of tool `name` (its bound name), exactly as `callWithText` gives
+   * it: for a result kept as JSON (a transcript, a UI message) whose text is needed again. The inverse of
+   * `parseToolText`. A name the session does not know renders with the generic form.
+   */
+  renderResult(name: string, payload: Payload): string {
+    return renderResult(
+      payload,
+      this.bindings().find((b) => b.name === name),
+    );
+  }
+
+  /**
+   * What the permission policy would do with this call now, without running it or asking anyone: the
+   * same checks as `call` up to its approval (tool, input, paths, rules, protected paths). The session's
+   * `beforeToolCall` hooks are not run, so a hook that would allow or deny is not seen here; the call
+   * itself still runs them. A dry run for front-ends with an approval flow of their own.
+   */
+  checkCall(name: string, input: unknown): Promise<CallCheck> {
+    return checkCall(this, name, input);
+  }
+
+  /**
    * One model step: read-only calls run concurrently; a write, execute or interact call waits for
    * everything before it and runs alone. Results come back in the order given.
    */
@@ -371,12 +427,30 @@ export class Session {
   }
 
   /**
+   * Removes a file through the same write path as `writeFile` (root, the writer's `tools.*` mode and
+   * allowlist, an approval for protected paths), recorded for checkpoints so it can be undone. Like every
+   * write it is judged on the real path: through a symbolic link, the file it points to is removed. A
+   * directory is refused. True when a file was there.
+   */
+  async removeFile(abs: string, options: { tool?: string } = {}): Promise<boolean> {
+    const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
+    const gate = binding ? newGate(binding) : sdkGate(options.tool ?? "removeFile");
+    const [result] = await this.#writes.writeFiles(gate, [{ abs, remove: true }]);
+    return result?.removed === true;
+  }
+
+  /**
    * Opens a file inside the root (or one of the session's saved outputs) for reading, so that the
-   * check and the open are one act (see safe-open.ts).
+   * check and the open are one act (see safe-open.ts). `abs` is a path as the call resolved it
+   * (`ctx.resolve(p).abs`): it is opened as it is, following no symbolic link on the way, so a file or
+   * directory swapped for a link since the policy judged the path is refused (EPATH_ESCAPE), never
+   * read through.
    */
   async openFile(abs: string): Promise<FileHandle> {
-    const target = this.resolvePath(abs, { savedOutput: true });
-    const handle = await openForRead(target.abs, { root: this.#openRoot(target) });
+    const target = this.#openTarget(abs);
+    const handle = await openForRead(target.abs, { root: target.within }).catch((error: unknown) => {
+      throw linkRefusal(error, target.abs);
+    });
     if (target.outside) {
       try {
         this.savedOutputs.verify(target.abs, await handle.stat());
@@ -393,8 +467,13 @@ export class Session {
    * reading a small file at once, where a FileHandle's asynchronous open and close cost more than the read.
    */
   openFileSync(abs: string): number {
-    const target = this.resolvePath(abs, { savedOutput: true });
-    const fd = openForReadSync(target.abs, { root: this.#openRoot(target) });
+    const target = this.#openTarget(abs);
+    let fd: number;
+    try {
+      fd = openForReadSync(target.abs, { root: target.within });
+    } catch (error) {
+      throw linkRefusal(error, target.abs);
+    }
     if (target.outside) {
       try {
         this.savedOutputs.verify(target.abs, fstatSync(fd));
@@ -406,9 +485,24 @@ export class Session {
     return fd;
   }
 
-  /** What an open must stay in: the root, or a saved output's own directory. */
-  #openRoot(target: ResolvedPath): string {
-    return target.outside ? path.dirname(target.abs) : this.#resolver.root;
+  /**
+   * `abs` made absolute (against the cwd), as written: inside the root, or one of this session's saved
+   * outputs (then the open stays in that file's own directory); EPATH_ESCAPE otherwise.
+   */
+  #openTarget(abs: string): { abs: string; within: string; outside: boolean } {
+    if (typeof abs !== "string") throw new ToolbeltError("EINVAL_INPUT", "path must be a string");
+    const lexical = path.resolve(this.#cwd, abs);
+    if (abs.includes("\0"))
+      throw new ToolbeltError("EPATH_ESCAPE", "path contains a NUL byte", { details: { path: abs } });
+    if (this.#resolver.contains(lexical))
+      return { abs: lexical, within: this.#resolver.root, outside: false };
+    if (this.#savedOutputs?.admits(lexical))
+      return { abs: lexical, within: path.dirname(lexical), outside: true };
+    const removed = this.#savedOutputs?.removed(lexical);
+    if (removed) throw new ToolbeltError("ENOENT", removed, { details: { path: abs } });
+    throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${abs}`, {
+      details: { path: abs },
+    });
   }
 
   /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
@@ -539,4 +633,14 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   );
   await session.setup();
   return session;
+}
+
+/** The open's ELOOP (the last component is a symbolic link now) as the refusal it is. */
+function linkRefusal(error: unknown, target: string): unknown {
+  if ((error as NodeJS.ErrnoException).code !== "ELOOP") return error;
+  return new ToolbeltError(
+    "EPATH_ESCAPE",
+    `${target} is a symbolic link (or became one while it was being opened): open the path the call resolved; nothing was read`,
+    { cause: error, details: { path: target } },
+  );
 }
