@@ -183,7 +183,7 @@ export async function checkCall(session: Session, name: string, rawInput: unknow
   if (!binding) return refusal(unknownTool(session, name));
   if (binding.deferred) return refusal(deferredTool(name));
   try {
-    const resolve = callResolver(session);
+    const resolve = callResolver(session, binding.tool);
     const input = toolInput(binding, rawInput, resolve);
     const verdict = await judge(session, binding, input, resolve);
     if (verdict.decision.mode === "deny")
@@ -223,7 +223,7 @@ async function run(
 ): Promise<Payload> {
   const { tool } = binding;
   const signal = options.signal;
-  const resolve = callResolver(session);
+  const resolve = callResolver(session, binding.tool);
   // One signal for the whole call: its hooks and the tool see the caller's cancellation alike.
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
@@ -294,16 +294,17 @@ async function run(
  * The call's one resolution of each path: the policy judges the paths the tool then acts on. Resolving
  * again in the tool would let a symlink that moves mid-call (in the root, or a link the input names)
  * send the tool to a file the policy never saw, e.g. one a `read(...)` deny rule keeps out. `exists`
- * is as the policy saw it; a tool that creates the file knows it did.
+ * is as the policy saw it; a tool that creates the file knows it did. A read-only tool that declares
+ * `readsSavedOutput` may also name one of the session's saved outputs.
  */
-function callResolver(session: Session): (p: string) => ResolvedPath {
+function callResolver(session: Session, tool: AnyTool): (p: string) => ResolvedPath {
+  const savedOutput = tool.readsSavedOutput === true && tool.access === "read";
   const seen = new Map<string, ResolvedPath>();
   return (p) => {
-    const cwd = session.cwd;
-    const key = `${cwd}\0${p}`;
+    const key = `${session.cwd}\0${p}`;
     const known = seen.get(key);
     if (known) return known;
-    const resolved = session.resolver.resolve(p, cwd);
+    const resolved = session.resolvePath(p, { savedOutput });
     seen.set(key, resolved);
     return resolved;
   };

@@ -79,6 +79,21 @@ export const limitsSchema = z.strictObject({
   /** Characters of one notebook cell output read_file shows; longer outputs are cut with a note. */
   notebookOutputMaxChars: z.number().int().positive().default(8_000),
   shellOutputMaxChars: z.number().int().positive().default(30_000),
+  /**
+   * Bytes of one command's output saved to a file when it is longer than a result shows (0: nothing
+   * is saved); the session's read-only tools read it there (see saved-outputs.ts).
+   */
+  shellOutputSavedMaxBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(64 * 1024 * 1024),
+  /** Bytes of saved output one session keeps in all: past it the oldest files are removed. */
+  shellOutputSavedSessionMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
   shellMaxSessions: z.number().int().positive().default(16),
 });
 export type Limits = z.infer<typeof limitsSchema>;

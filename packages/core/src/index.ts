@@ -80,7 +80,7 @@ export type {
 } from "./events.js";
 export type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 export type { FileFingerprint, LineWindow, ReadLedger } from "./ledger.js";
-export type { PathResolver, ResolvedPath } from "./paths.js";
+export type { OutsideFiles, PathResolver, ResolvedPath } from "./paths.js";
 export {
   type DoctorCheck,
   type DoctorContext,
@@ -100,6 +100,7 @@ export {
   type ToolResultMap,
 } from "./results.js";
 export type { CommandPart, RuleSubjects } from "./rules.js";
+export type { SavedOutputFile, SavedOutputs } from "./saved-outputs.js";
 export {
   type BoundToolSchema,
   inputJsonSchema,

@@ -9,6 +9,22 @@ export interface ResolvedPath {
   rel: string;
   /** Whether the path exists now. */
   exists: boolean;
+  /**
+   * Set for a file outside the root that the caller admitted read-only (a session's saved command
+   * output, see `OutsideFiles`); `rel` is then the absolute path.
+   */
+  outside?: true;
+}
+
+/**
+ * Files outside the root one caller may read: exact real paths, never a directory or what lies
+ * beneath one (a session's saved command output, see saved-outputs.ts).
+ */
+export interface OutsideFiles {
+  /** Whether `abs` (real) is one of the files. */
+  admits(abs: string): boolean;
+  /** Why `abs` (real) is no longer there when it was one of the files, else undefined. */
+  removed(abs: string): string | undefined;
 }
 
 const MAX_SYMLINK_HOPS = 40;
@@ -99,9 +115,11 @@ export class PathResolver {
   /**
    * Resolves `input` (relative to `cwd`, itself inside the root) and refuses with EPATH_ESCAPE
    * anything that leaves the root: `..`, absolute paths elsewhere, symlinks pointing out (also
-   * dangling ones and symlinked parents of files not created yet), NUL bytes.
+   * dangling ones and symlinked parents of files not created yet), NUL bytes. `outside` admits its
+   * files (judged on the real path too, so a symlink to one of them is one of them, and a symlink
+   * beside them to anywhere else is refused); only read-only callers pass it.
    */
-  resolve(input: string, cwd: string = this.root): ResolvedPath {
+  resolve(input: string, cwd: string = this.root, outside?: OutsideFiles): ResolvedPath {
     if (typeof input !== "string") throw new ToolbeltError("EINVAL_INPUT", "path must be a string");
     if (input.includes("\0")) {
       throw new ToolbeltError("EPATH_ESCAPE", "path contains a NUL byte", { details: { path: input } });
@@ -109,6 +127,9 @@ export class PathResolver {
     const lexical = path.resolve(cwd, input === "" ? "." : input);
     const { real, exists } = resolveLenient(lexical);
     if (!isInside(this.root, real)) {
+      if (outside?.admits(real)) return { abs: real, rel: real, exists, outside: true };
+      const removed = outside?.removed(real);
+      if (removed) throw new ToolbeltError("ENOENT", removed, { details: { path: input } });
       throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${input}`, {
         details: { path: input },
       });

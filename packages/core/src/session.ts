@@ -7,7 +7,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { closeSync, fstatSync, realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
@@ -26,11 +26,12 @@ import { type ErrorCode, ToolbeltError } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
-import { PathResolver } from "./paths.js";
+import { PathResolver, type ResolvedPath } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import type { ToolResultFor } from "./results.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
+import { SavedOutputs, sweepSavedOutputs } from "./saved-outputs.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import { type AnyTool, asAnyTool, type Payload, type WriteResult } from "./tool.js";
 import { type Binding, type BindResult, ToolBindings } from "./tool-bindings.js";
@@ -181,6 +182,7 @@ export class Session {
   readonly #contributions: GatheredContributions;
   #setup: Promise<void> | undefined;
   #checkpoints: SessionCheckpoints | undefined;
+  #savedOutputs: SavedOutputs | undefined;
   #forks = 0;
 
   constructor(options: SessionOptions) {
@@ -407,6 +409,24 @@ export class Session {
   }
 
   /**
+   * Long command output this session saved (see saved-outputs.ts): files outside the root that its
+   * read-only tools may read, removed when the session closes.
+   */
+  get savedOutputs(): SavedOutputs {
+    this.#savedOutputs ??= new SavedOutputs(() => this.#config.limits);
+    return this.#savedOutputs;
+  }
+
+  /**
+   * Resolves a path as a tool's input names it: inside the root (relative to the cwd), or, with
+   * `savedOutput` (read-only tools that declare `readsSavedOutput`), one of this session's saved
+   * output files. Anything else is EPATH_ESCAPE.
+   */
+  resolvePath(input: string, options: { savedOutput?: boolean } = {}): ResolvedPath {
+    return this.#resolver.resolve(input, this.#cwd, options.savedOutput ? this.#savedOutputs : undefined);
+  }
+
+  /**
    * Removes a file through the same write path as `writeFile` (root, the writer's `tools.*` mode and
    * allowlist, an approval for protected paths), recorded for checkpoints so it can be undone. Like every
    * write it is judged on the real path: through a symbolic link, the file it points to is removed. A
@@ -420,16 +440,26 @@ export class Session {
   }
 
   /**
-   * Opens a file inside the root for reading, so that the check and the open are one act (see
-   * safe-open.ts). `abs` is a path as the call resolved it (`ctx.resolve(p).abs`): it is opened as it
-   * is, following no symbolic link on the way, so a file or directory swapped for a link since the
-   * policy judged the path is refused (EPATH_ESCAPE), never read through.
+   * Opens a file inside the root (or one of the session's saved outputs) for reading, so that the
+   * check and the open are one act (see safe-open.ts). `abs` is a path as the call resolved it
+   * (`ctx.resolve(p).abs`): it is opened as it is, following no symbolic link on the way, so a file or
+   * directory swapped for a link since the policy judged the path is refused (EPATH_ESCAPE), never
+   * read through.
    */
   async openFile(abs: string): Promise<FileHandle> {
-    const target = this.#insideRoot(abs);
-    return openForRead(target, { root: this.#resolver.root }).catch((error: unknown) => {
-      throw linkRefusal(error, target);
+    const target = this.#openTarget(abs);
+    const handle = await openForRead(target.abs, { root: target.within }).catch((error: unknown) => {
+      throw linkRefusal(error, target.abs);
     });
+    if (target.outside) {
+      try {
+        this.savedOutputs.verify(target.abs, await handle.stat());
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+    }
+    return handle;
   }
 
   /**
@@ -437,23 +467,42 @@ export class Session {
    * reading a small file at once, where a FileHandle's asynchronous open and close cost more than the read.
    */
   openFileSync(abs: string): number {
-    const target = this.#insideRoot(abs);
+    const target = this.#openTarget(abs);
+    let fd: number;
     try {
-      return openForReadSync(target, { root: this.#resolver.root });
+      fd = openForReadSync(target.abs, { root: target.within });
     } catch (error) {
-      throw linkRefusal(error, target);
+      throw linkRefusal(error, target.abs);
     }
+    if (target.outside) {
+      try {
+        this.savedOutputs.verify(target.abs, fstatSync(fd));
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    }
+    return fd;
   }
 
-  /** `abs` made absolute (against the cwd) when it is inside the root as written; EPATH_ESCAPE otherwise. */
-  #insideRoot(abs: string): string {
+  /**
+   * `abs` made absolute (against the cwd), as written: inside the root, or one of this session's saved
+   * outputs (then the open stays in that file's own directory); EPATH_ESCAPE otherwise.
+   */
+  #openTarget(abs: string): { abs: string; within: string; outside: boolean } {
     if (typeof abs !== "string") throw new ToolbeltError("EINVAL_INPUT", "path must be a string");
     const lexical = path.resolve(this.#cwd, abs);
-    if (abs.includes("\0") || !this.#resolver.contains(lexical))
-      throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${abs}`, {
-        details: { path: abs },
-      });
-    return lexical;
+    if (abs.includes("\0"))
+      throw new ToolbeltError("EPATH_ESCAPE", "path contains a NUL byte", { details: { path: abs } });
+    if (this.#resolver.contains(lexical))
+      return { abs: lexical, within: this.#resolver.root, outside: false };
+    if (this.#savedOutputs?.admits(lexical))
+      return { abs: lexical, within: path.dirname(lexical), outside: true };
+    const removed = this.#savedOutputs?.removed(lexical);
+    if (removed) throw new ToolbeltError("ENOENT", removed, { details: { path: abs } });
+    throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${abs}`, {
+      details: { path: abs },
+    });
   }
 
   /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
@@ -533,6 +582,7 @@ export class Session {
   async #runSetup(): Promise<void> {
     // Temp files of writers killed mid-write, in the directories their journals name (once per process).
     await sweepJournals();
+    sweepSavedOutputs();
     for (const plugin of this.#plugins) await plugin.setup?.(this);
     this.#tools.announce("session started");
   }
@@ -553,6 +603,8 @@ export class Session {
         // Keep closing the rest.
       }
     }
+    // After the closers: the commands that wrote them have ended.
+    this.#savedOutputs?.close();
     this.events.close();
   }
 }

@@ -71,7 +71,10 @@ export interface ToolContext {
   readonly profile: string;
   /** The name the tool was called by (differs from `name` in a profile). */
   readonly calledAs: string;
-  /** Resolves a path inside the root (relative to the session's cwd); throws EPATH_ESCAPE otherwise. */
+  /**
+   * Resolves a path inside the root (relative to the session's cwd); throws EPATH_ESCAPE otherwise.
+   * For a tool that declares `readsSavedOutput`, the session's saved output files resolve too.
+   */
   resolve(path: string): ResolvedPath;
   emit(event: EventInput): void;
   /**
@@ -134,6 +137,12 @@ export interface ToolBase<S extends z.ZodType = z.ZodType> {
   /** Root-relative or absolute paths the call touches, for allowlists and approval prompts. */
   paths?: (input: z.output<S>) => string[];
   /**
+   * A read-only tool (`access: "read"`) whose paths may also name the files the session saved of
+   * long command output, outside the root (read_file, search_files): `ctx.resolve` and `paths` then
+   * admit exactly those files, read-only, for this session only (`ResolvedPath.outside`).
+   */
+  readsSavedOutput?: boolean;
+  /**
    * For a tool that runs command lines: its simple commands and redirects, judged by permission
    * rules (rules.ts). Called only when rules apply to the tool.
    */
@@ -185,6 +194,7 @@ export interface AnyTool {
   editBackend?: EditBackend;
   profiles?: Record<string, ProfileVariant | false>;
   paths?: (input: never) => string[];
+  readsSavedOutput?: boolean;
   ruleSubjects?: (input: never) => Promise<RuleSubjects>;
   execute: (input: never, ctx: ToolContext) => Promise<{ kind: string }> | { kind: string };
   render?: (payload: never) => string;
@@ -213,6 +223,11 @@ export function defineTool<S extends z.ZodType, P extends { kind: string }>(
       `invalid tool name ${JSON.stringify(definition.name)}: letters, digits, _ and - (max 64)`,
     );
   }
+  if (definition.readsSavedOutput && definition.access !== "read")
+    throw new ToolbeltError(
+      "EPLUGIN",
+      `tool ${definition.name}: readsSavedOutput is for read-only tools (access "read"), not ${definition.access}`,
+    );
   for (const variant of Object.values(definition.profiles ?? {})) {
     if (variant && !TOOL_NAME.test(variant.name))
       throw new ToolbeltError(

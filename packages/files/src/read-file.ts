@@ -484,6 +484,8 @@ export const readFileTool = defineTool({
   input: readInput,
   output: readOutput,
   paths: (input) => [input.path],
+  // The session's saved command output (a path a shell result names) reads like a file of the root.
+  readsSavedOutput: true,
   execute: executeRead,
   render: renderRead,
   profiles: {

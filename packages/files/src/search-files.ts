@@ -26,7 +26,9 @@ import { verifyShown } from "./search/verify.js";
 export const searchResultsPayload = z.object({
   kind: z.literal("search_results"),
   query: z.string(),
-  path: z.string().describe("the root-relative path searched"),
+  path: z
+    .string()
+    .describe("the root-relative path searched (absolute for a saved output file outside the root)"),
   include: z.string().optional(),
   note: z
     .string()
@@ -109,6 +111,7 @@ export const searchFilesTool = defineTool({
   // No paths for the session's allowlist check: a directory is admitted when an allowed file could lie
   // beneath it, and the results of either engine are then filtered by the allowlist.
   paths: () => [],
+  readsSavedOutput: true,
   async execute(input, ctx): Promise<SearchResultsPayload> {
     if (/[\n\r]/.test(input.query)) {
       throw new ToolbeltError("EINVAL_INPUT", "query must be a single line (matching is line by line)", {
@@ -116,6 +119,10 @@ export const searchFilesTool = defineTool({
       });
     }
     const { target, note } = existingTarget(ctx, input.path);
+    // A file of saved command output (outside the root) is searched from its own directory, and its
+    // matches are named by its absolute path.
+    const base = target.outside ? path.dirname(target.abs) : ctx.root;
+    const within = target.outside ? path.basename(target.abs) : target.rel;
     const stat = await fs.stat(target.abs);
     if (!stat.isFile() && !stat.isDirectory()) {
       throw new ToolbeltError("EINVAL_INPUT", `${target.rel} is neither a file nor a directory`, {
@@ -145,18 +152,18 @@ export const searchFilesTool = defineTool({
       const rg = choice.rg.path;
       const search = {
         rg,
-        cwd: ctx.root,
-        target: target.rel,
+        cwd: base,
+        target: within,
         query: input.query,
         ...(input.include ? { include: input.include } : {}),
         maxMatches,
         ...(admit ? { admit } : {}),
         signal: ctx.signal,
       };
-      const reads = ignoreFilesAbove(ctx.root);
+      const reads = ignoreFilesAbove(base);
       const launch = (args: string[]): RipgrepCommand => {
         const spec = ctx.session.wrapCommand(
-          { file: rg, args, cwd: ctx.root, env: process.env, reads },
+          { file: rg, args, cwd: base, env: process.env, reads },
           "search",
         );
         if (spec.confined !== true) verify = true;
@@ -173,10 +180,10 @@ export const searchFilesTool = defineTool({
       }
     } else {
       result = await searchWithJs({
-        root: ctx.root,
+        root: base,
         start: target.abs,
         isFile: stat.isFile(),
-        fileRel: target.rel,
+        fileRel: within,
         query: compileQuery(input.query),
         ...(input.include ? { include: input.include } : {}),
         maxMatches,
@@ -188,11 +195,12 @@ export const searchFilesTool = defineTool({
     const capped = capResults(result, maxMatches, maxChars);
     let changed = 0;
     if (verify) {
-      const checked = verifyShown(capped.files, ctx.root, (abs) => ctx.session.openFileSync(abs));
+      const checked = verifyShown(capped.files, base, (abs) => ctx.session.openFileSync(abs));
       changed = checked.changed;
       capped.files = checked.files;
       capped.matchCount -= changed;
     }
+    if (target.outside) capped.files = capped.files.map((f) => ({ ...f, path: path.join(base, f.path) }));
     return {
       kind: "search_results",
       query: input.query,

@@ -38,6 +38,12 @@
  *                       protocols), else Landlock TCP rules (ABI >= 4: every TCP connect and bind
  *                       denied, abstract unix sockets scoped on ABI >= 6); neither: exit 125
  *     --net-via HOW     with --net-off, only HOW (netns | landlock) may be used (tests, diagnosis)
+ *     --net-proxy PATH  with --net-off: the network namespace (nothing else will do) gets one way out,
+ *                       127.0.0.1:PORT (--net-proxy-port), which a relay process relays to the unix
+ *                       socket PATH (toolbelt's proxy, which decides what may be reached); the relay
+ *                       runs outside the command's Landlock domain and PID namespace without any
+ *                       capability, and dies with the command; PATH is not hidden by --hide-sockets
+ *     --net-proxy-port PORT
  *     --hide-sockets    with --net-off: every listening unix socket on the file system (a daemon's:
  *                       docker, dbus, a database) gets /dev/null bound over it in the private mount
  *                       namespace, so connecting to it is refused; without that namespace, exit 125
@@ -59,8 +65,10 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -388,6 +396,186 @@ static int own_network(int *userns, const char **why) {
     }
   }
   return 0;
+}
+
+/* ---- the way out for a network allow list (--net-proxy) ---- */
+
+#define RELAY_MAX 128
+#define RELAY_BUF 16384
+
+/* Bytes read from one side, not yet written to the other. */
+struct flow {
+  char buf[RELAY_BUF];
+  size_t len, off;
+  int eof, shut;
+  /* The side this flow reads from hung up: polled again only once the buffer is empty. */
+  int hup;
+};
+
+/* A connection from the command (in) and its connection to toolbelt's proxy (out). */
+struct pair {
+  int in, out;
+  struct flow up, down; /* up: in -> out; down: out -> in */
+};
+
+static struct pair *pairs[RELAY_MAX];
+
+static void close_pair(int k) {
+  close(pairs[k]->in);
+  close(pairs[k]->out);
+  free(pairs[k]);
+  pairs[k] = NULL;
+}
+
+/* Reads what `from` has into `f`; -1 on an error. */
+static int relay_read(int from, struct flow *f) {
+  ssize_t n = recv(from, f->buf, sizeof f->buf, 0);
+  if (n > 0) {
+    f->len = (size_t)n;
+    f->off = 0;
+  } else if (n == 0) {
+    f->eof = 1;
+  } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    return -1;
+  }
+  return 0;
+}
+
+/* Writes what `f` holds to `to`, and passes an end of input on once all is written; -1 on an error. */
+static int relay_write(int to, struct flow *f) {
+  if (f->len > f->off) {
+    ssize_t n = send(to, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    f->off += (size_t)n;
+    if (f->off == f->len) f->len = f->off = 0;
+  }
+  if (f->eof && f->len == 0 && !f->shut) {
+    shutdown(to, SHUT_WR);
+    f->shut = 1;
+  }
+  return 0;
+}
+
+/* Accepts on `listener` for ever, relaying each connection to the unix socket `target`. */
+static void relay_loop(int listener, const struct sockaddr_un *target) {
+  struct pollfd fds[1 + 2 * RELAY_MAX];
+  int owner[1 + 2 * RELAY_MAX];
+  for (;;) {
+    int n = 0, open_pairs = 0;
+    for (int k = 0; k < RELAY_MAX; k++) {
+      struct pair *p = pairs[k];
+      if (!p) continue;
+      open_pairs++;
+      short in_ev = (short)((p->up.len == 0 && !p->up.eof ? POLLIN : 0) | (p->down.len > 0 ? POLLOUT : 0));
+      short out_ev = (short)((p->down.len == 0 && !p->down.eof ? POLLIN : 0) | (p->up.len > 0 ? POLLOUT : 0));
+      /* A hung-up side reports POLLHUP whatever is asked: leave it out until its data can move on. */
+      fds[n] = (struct pollfd){.fd = p->up.hup && p->up.len > 0 ? -1 : p->in, .events = in_ev};
+      owner[n++] = k;
+      fds[n] = (struct pollfd){.fd = p->down.hup && p->down.len > 0 ? -1 : p->out, .events = out_ev};
+      owner[n++] = k;
+    }
+    /* At the cap, new connections wait in the backlog until one ends. */
+    int listen_at = -1;
+    if (open_pairs < RELAY_MAX) {
+      listen_at = n;
+      fds[n++] = (struct pollfd){.fd = listener, .events = POLLIN};
+    }
+    if (poll(fds, (nfds_t)n, -1) < 0) {
+      if (errno == EINTR) continue;
+      _exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+      if (i == listen_at || !fds[i].revents) continue;
+      int k = owner[i];
+      struct pair *p = pairs[k];
+      if (!p) continue;
+      int is_in = i % 2 == 0;
+      struct flow *rx = is_in ? &p->up : &p->down;
+      struct flow *tx = is_in ? &p->down : &p->up;
+      int bad = (fds[i].revents & (POLLERR | POLLNVAL)) != 0;
+      if (!bad && (fds[i].revents & (POLLIN | POLLHUP)) && rx->len == 0 && !rx->eof)
+        bad = relay_read(fds[i].fd, rx) != 0;
+      if (fds[i].revents & POLLHUP) rx->hup = 1;
+      /* Hung up, its input read to the end, and still owed output: nothing more can move. */
+      if (!bad && rx->hup && rx->eof && tx->len > 0) bad = 1;
+      if (!bad) bad = relay_write(is_in ? p->out : p->in, rx) != 0;
+      if (!bad && (fds[i].revents & POLLOUT)) bad = relay_write(fds[i].fd, tx) != 0;
+      if (bad || (p->up.shut && p->down.shut)) close_pair(k);
+    }
+    if (listen_at >= 0 && (fds[listen_at].revents & POLLIN)) {
+      int in = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (in < 0) continue;
+      int out = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      int slot = -1;
+      for (int k = 0; k < RELAY_MAX && slot < 0; k++)
+        if (!pairs[k]) slot = k;
+      struct pair *p = out >= 0 && slot >= 0 ? calloc(1, sizeof *p) : NULL;
+      /* A unix connect is done at once or refused (the proxy gone, its backlog full). */
+      if (!p || connect(out, (const struct sockaddr *)target, sizeof *target) != 0) {
+        free(p);
+        close(in);
+        if (out >= 0) close(out);
+        continue;
+      }
+      p->in = in;
+      p->out = out;
+      pairs[slot] = p;
+    }
+  }
+}
+
+struct cap_header {
+  uint32_t version;
+  int pid;
+};
+struct cap_data {
+  uint32_t effective, permitted, inheritable;
+};
+
+/*
+ * Listens on 127.0.0.1:PORT in the command's (new, empty) network namespace and forks the relay
+ * that carries each connection to toolbelt's proxy at the unix socket PROXY. The relay closes every
+ * other descriptor (it holds neither the command's output nor its input), drops every capability
+ * and dies with its parent (the process that becomes the command, or the outer helper of a PID
+ * namespace), so it outlives nothing.
+ */
+static void start_relay(const char *proxy, long port) {
+  struct sockaddr_un target = {.sun_family = AF_UNIX};
+  if (strlen(proxy) >= sizeof target.sun_path) {
+    errno = ENAMETOOLONG;
+    die("the proxy socket path is too long", proxy);
+  }
+  strncpy(target.sun_path, proxy, sizeof target.sun_path - 1);
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listener < 0) die("cannot make the proxy's listening socket", NULL);
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(listener, (struct sockaddr *)&at, sizeof at) != 0 || listen(listener, 128) != 0)
+    die("cannot listen on 127.0.0.1 for the proxy", NULL);
+  pid_t parent = getpid();
+  pid_t relay = fork();
+  if (relay < 0) die("cannot fork the proxy relay", NULL);
+  if (relay > 0) {
+    close(listener);
+    return;
+  }
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(0);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3; fd++) dup2(null, fd);
+  for (int fd = 3; fd < 4096; fd++)
+    if (fd != listener) close(fd);
+  signal(SIGPIPE, SIG_IGN);
+  /* Nothing to gain by taking it over: no capability, no new privileges, not traceable as a peer. */
+  struct cap_header header = {.version = 0x20080522, .pid = 0};
+  struct cap_data none[2];
+  memset(none, 0, sizeof none);
+  if (syscall(SYS_capset, &header, none) != 0) _exit(1);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  relay_loop(listener, &target);
+  _exit(0);
 }
 
 /* The parent of PID from /proc/PID/status, or 0. */
@@ -793,7 +981,9 @@ static void limit_file_size(rlim_t bytes, int own_userns) {
  * then finds a character device and is refused. Sockets bound later, and those named by a path
  * relative to their daemon's directory, are not covered. Fails closed past MAX_HIDDEN_SOCKETS.
  */
-static void hide_unix_sockets(void) {
+static void hide_unix_sockets(const char *keep) {
+  struct stat kept;
+  int keep_known = keep && stat(keep, &kept) == 0;
   FILE *list = fopen("/proc/net/unix", "re");
   if (!list) die("cannot read", "/proc/net/unix");
   char line[4096 + 256];
@@ -811,7 +1001,8 @@ static void hide_unix_sockets(void) {
     int fd = open(p, O_PATH | O_CLOEXEC);
     if (fd < 0) continue; /* in another mount namespace, or gone */
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+        (keep_known && st.st_dev == kept.st_dev && st.st_ino == kept.st_ino)) {
       close(fd);
       continue;
     }
@@ -873,7 +1064,8 @@ static void usage(void) {
         "       toolbelt-sandbox [--write PATH]... [--read PATH]... [--read-nofollow DIR]... [--confine-reads]\n"
         "                        [--no-landlock | --landlock-only] [--ro PATH]... [--cgroup DIR] [--nproc N]\n"
         "                        [--also-cgroup DIR] [--fsize BYTES] [--watch MARK]\n"
-        "                        [--net-off [--net-via netns|landlock] [--hide-sockets]] -- PROGRAM [ARG]...\n",
+        "                        [--net-off [--net-via netns|landlock] [--hide-sockets]\n"
+        "                                   [--net-proxy SOCKET --net-proxy-port PORT]] -- PROGRAM [ARG]...\n",
         stderr);
   exit(125);
 }
@@ -897,7 +1089,8 @@ int main(int argc, char **argv) {
   if (!writes || !reads || !ros || !strict_reads) die("out of memory", NULL);
   int nwrites = 0, nreads = 0, nros = 0, nstrict = 0, confine_reads = 0, landlock = 1, net_off = 0, i = 1;
   int namespaces = 1;
-  const char *cgroup = NULL, *also_cgroup = NULL, *mark = NULL, *net_via = NULL;
+  const char *cgroup = NULL, *also_cgroup = NULL, *mark = NULL, *net_via = NULL, *net_proxy = NULL;
+  long net_proxy_port = 0;
   long nproc = 0;
   long long fsize = 0;
   int hide_sockets = 0;
@@ -936,6 +1129,10 @@ int main(int argc, char **argv) {
       net_off = 1;
     else if (strcmp(argv[i], "--net-via") == 0 && i + 1 < argc)
       net_via = argv[++i];
+    else if (strcmp(argv[i], "--net-proxy") == 0 && i + 1 < argc)
+      net_proxy = argv[++i];
+    else if (strcmp(argv[i], "--net-proxy-port") == 0 && i + 1 < argc)
+      net_proxy_port = strtol(argv[++i], NULL, 10);
     else
       usage();
   }
@@ -943,6 +1140,9 @@ int main(int argc, char **argv) {
   if (!namespaces && nros > 0) usage();
   if (hide_sockets && (!net_off || !namespaces)) usage();
   if (net_via && strcmp(net_via, "netns") != 0 && strcmp(net_via, "landlock") != 0) usage();
+  if (net_proxy && (!net_off || (net_via && strcmp(net_via, "netns") != 0) || net_proxy_port < 1 ||
+                    net_proxy_port > 65535 || net_proxy[0] != '/'))
+    usage();
 
   int abi = landlock || net_off ? landlock_abi() : 0;
   if (landlock && abi < 1) {
@@ -982,7 +1182,7 @@ int main(int argc, char **argv) {
                       "private mount namespace, so the command does not run\n");
       return 125;
     }
-    hide_unix_sockets();
+    hide_unix_sockets(net_proxy);
   }
   /*
    * Network off fails closed: the namespace where it can be made, Landlock's TCP rules where not,
@@ -997,7 +1197,14 @@ int main(int argc, char **argv) {
       char netns_why[256];
       if (tried) snprintf(netns_why, sizeof netns_why, "no network namespace (%s: %s)", why, strerror(errno));
       else snprintf(netns_why, sizeof netns_why, "the network namespace was not allowed (--net-via)");
-      if ((!net_via || strcmp(net_via, "landlock") == 0) && abi >= 4) {
+      if (net_proxy) {
+        /* Landlock cannot tell one host from another: an allow list needs the namespace. */
+        fprintf(stderr,
+                "toolbelt-sandbox: the network allow list (agent.shell_network.allow) needs a network namespace of "
+                "the command's own, so the command does not run: %s\n",
+                netns_why);
+        return 125;
+      } else if ((!net_via || strcmp(net_via, "landlock") == 0) && abi >= 4) {
         net_landlock = 1;
       } else {
         fprintf(stderr,
@@ -1010,6 +1217,8 @@ int main(int argc, char **argv) {
       }
     }
   }
+  /* Before the PID namespace: the relay stays outside it, invisible to the command. */
+  if (net_proxy) start_relay(net_proxy, net_proxy_port);
   /* The command's own /proc hides every other process; where that fails, at least its ancestors. */
   if (mounts && !own_pid_namespace()) mask_ancestors();
 

@@ -2,12 +2,15 @@ import { StringDecoder } from "node:string_decoder";
 import { AnsiStripper } from "./ansi.js";
 import { removeCgroup } from "./cgroup.js";
 import type { ExitStatus, Launched } from "./launch.js";
+import type { NetworkProxy } from "./network-proxy.js";
 import { EventCoalescer } from "./output-events.js";
 import { OutputLog } from "./output-log.js";
+import type { OutputSaver } from "./output-saver.js";
 import { type TerminateResult, terminate, untrack } from "./process-group.js";
 import type { ProtectedLayout } from "./protected-layout.js";
 import { type ProtectedSnapshot, protectedChanges, snapshotProtected } from "./protected-watch.js";
 import type { SandboxStatus } from "./sandbox.js";
+import type { NetworkLimit } from "./sandbox-denials.js";
 
 export type ShellStatus = "running" | "exited" | "killed";
 
@@ -31,10 +34,14 @@ export interface BackgroundShellInit {
   /** The protected paths as the command was planned with (walked again when absent). */
   layout?: ProtectedLayout;
   sandbox: SandboxStatus;
-  /** How network off is enforced for this command, when agent.shell_network is off. */
-  network?: "netns" | "landlock" | undefined;
+  /** How the command's network is limited (agent.shell_network off, or its allow list). */
+  network?: NetworkLimit | undefined;
+  /** The allow list's proxy, closed when the session ends (kill, eviction, the session's close). */
+  proxy?: NetworkProxy | undefined;
   tty: boolean;
   logChars?: number;
+  /** Keeps the whole output on disk once it is longer than a reply shows. */
+  saver?: OutputSaver;
   /** Receives coalesced output for `shell_output` events. */
   emit?: (data: string) => void;
 }
@@ -48,13 +55,16 @@ export class BackgroundShell {
   readonly cgroup: string | undefined;
   readonly memoryCgroup: string | undefined;
   readonly sandbox: SandboxStatus;
-  readonly network: "netns" | "landlock" | undefined;
+  readonly network: NetworkLimit | undefined;
+  readonly proxy: NetworkProxy | undefined;
   /** Protected paths changed between start and exit. */
   protectedChanged: string[] = [];
   readonly #root: string | undefined;
   readonly #before: ProtectedSnapshot | undefined;
   readonly startedAt = Date.now();
   readonly log: OutputLog;
+  /** The whole output on disk, past what the bounded log keeps. */
+  readonly saver: OutputSaver | undefined;
   status: ShellStatus = "running";
   exitCode: number | null = null;
   signal: string | null = null;
@@ -82,10 +92,12 @@ export class BackgroundShell {
     this.#before = init.root ? snapshotProtected(init.root, init.layout) : undefined;
     this.sandbox = init.sandbox;
     this.network = init.network;
+    this.proxy = init.proxy;
     this.tty = init.tty;
     // Escapes are kept under a pseudo-terminal (the caller asked for one) and stripped otherwise.
     this.#stripper = init.tty ? undefined : new AnsiStripper();
     this.log = new OutputLog(init.logChars ?? BACKGROUND_LOG_CHARS);
+    this.saver = init.saver;
     this.#events = init.emit
       ? new EventCoalescer(
           init.emit,
@@ -98,7 +110,10 @@ export class BackgroundShell {
   attach(launched: Launched): void {
     this.#launched = launched;
     void launched.exited.then((status) => this.#exited(status));
-    void launched.drained.then(() => this.#append(this.#decoder.end() + (this.#stripper?.flush() ?? "")));
+    void launched.drained.then(() => {
+      this.#append(this.#decoder.end() + (this.#stripper?.flush() ?? ""));
+      this.saver?.finish(false);
+    });
   }
 
   get pid(): number {
@@ -111,6 +126,7 @@ export class BackgroundShell {
 
   /** Raw output from the process. */
   receive(chunk: Buffer): void {
+    this.saver?.push(chunk);
     let text = this.#decoder.write(chunk);
     if (this.#stripper) text = this.#stripper.push(text);
     this.#append(text);
@@ -133,6 +149,8 @@ export class BackgroundShell {
       this.protectedChanged = protectedChanges(this.#before, snapshotProtected(this.#root));
     // Empty once the command and what it started are gone (else terminate removes it).
     if (this.memoryCgroup && this.memoryCgroup !== this.cgroup) removeCgroup(this.memoryCgroup);
+    // The relay died with the command, so nothing reaches the proxy any more (its refusals stay readable).
+    void this.proxy?.close();
     this.lastActivity = Date.now();
     untrack(this.pid);
     this.#wake();
@@ -195,7 +213,10 @@ export class BackgroundShell {
     this.#killing ??= terminate(
       { pgid: this.pid, mark: this.mark, cgroup: this.cgroup, memoryCgroup: this.memoryCgroup },
       graceMs,
-    ).finally(() => untrack(this.pid));
+    ).finally(() => {
+      untrack(this.pid);
+      void this.proxy?.close();
+    });
     return this.#killing;
   }
 
@@ -203,5 +224,6 @@ export class BackgroundShell {
   async dispose(): Promise<void> {
     if (this.pid > 0) await this.kill();
     this.#events?.cancel();
+    this.saver?.finish(false);
   }
 }

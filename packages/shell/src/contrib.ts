@@ -8,10 +8,19 @@ import {
   type SectionInputs,
   type SectionValues,
   type ToolbeltConfig,
+  type TrustContext,
   trustRules,
   z,
 } from "@toolbelt/core";
 import { defineBuiltinEvents } from "@toolbelt/core/internal";
+import {
+  type AllowEntry,
+  canonicalIp,
+  covers,
+  isIpAddress,
+  parseAllowEntry,
+  parseTarget,
+} from "./network-allow.js";
 
 export type SandboxMode = "required" | "best-effort" | "off";
 
@@ -36,6 +45,92 @@ export const DEFAULT_MAX_PROCESSES = 1024;
 export const DEFAULT_MAX_MEMORY_MIB = Math.max(256, Math.floor((os.totalmem() * 0.75) / 2 ** 20));
 /** The size one file a command writes may reach unless agent.shell_max_file_mib says. */
 export const DEFAULT_MAX_FILE_MIB = 4096;
+
+/** Entries one allow list may hold: each is checked on every connection. */
+const MAX_ALLOW_ENTRIES = 256;
+
+const allowEntry = z.string().superRefine((text, ctx) => {
+  const entry = parseAllowEntry(text);
+  if (typeof entry === "string") ctx.addIssue({ code: "custom", message: entry });
+});
+
+const hostsMap = z.record(z.string(), z.string()).superRefine((map, ctx) => {
+  for (const [name, ip] of Object.entries(map)) {
+    const target = parseTarget(name);
+    if (typeof target === "string" || target.kind !== "name")
+      ctx.addIssue({
+        code: "custom",
+        message: `hosts: ${JSON.stringify(name)} is not a host name`,
+        path: [name],
+      });
+    if (!isIpAddress(ip))
+      ctx.addIssue({
+        code: "custom",
+        message: `hosts: ${JSON.stringify(ip)} is not an IP address`,
+        path: [name],
+      });
+  }
+});
+
+/** `agent.shell_network` as an object: only the listed hosts, through toolbelt's proxy. */
+const networkAllow = z.strictObject({
+  allow: z
+    .array(allowEntry)
+    .max(MAX_ALLOW_ENTRIES)
+    .describe(
+      'Hosts commands may reach through toolbelt\'s proxy: "host", "*.domain" (its subdomains), an IP ("10.0.0.5", "[::1]"), each with ":port" or ports 80 and 443',
+    ),
+  hosts: hostsMap
+    .optional()
+    .describe("Names the proxy resolves to these addresses instead of asking DNS (like /etc/hosts)"),
+});
+
+export type NetworkSetting = "on" | "off" | z.output<typeof networkAllow>;
+
+/** What `agent.shell_network` asks for: on, off, or only the listed hosts. */
+export type NetworkMode =
+  | { kind: "on" }
+  | { kind: "off" }
+  | { kind: "allow"; entries: AllowEntry[]; hosts: Readonly<Record<string, string>> };
+
+export function networkMode(config: Pick<ToolbeltConfig, "agent">): NetworkMode {
+  const v = (config.agent as { shell_network?: NetworkSetting }).shell_network;
+  if (v === undefined || v === "on") return { kind: "on" };
+  if (v === "off") return { kind: "off" };
+  const hosts: Record<string, string> = {};
+  for (const [name, ip] of Object.entries(v.hosts ?? {}))
+    hosts[(parseTarget(name) as { host: string }).host] = canonicalIp(ip);
+  return { kind: "allow", entries: v.allow.map((e) => parseAllowEntry(e) as AllowEntry), hosts };
+}
+
+/**
+ * What an untrusted project's agent.shell_network may do: turn the network off, or narrow it to a
+ * list within what the user allows (every entry covered by one of theirs; "on" allows anything). It
+ * may not turn it on, nor list a host the user's list does not cover, nor map names to addresses.
+ */
+function networkTrust(value: unknown, ctx: TrustContext): unknown {
+  const current = networkMode({ agent: { shell_network: ctx.current } } as never);
+  if (value === "off") return value;
+  if (value === "on" || value === undefined) {
+    if (current.kind === "on") return value;
+    ctx.ignore(ctx.key, "turns the network back on for sandboxed commands");
+    return DROP;
+  }
+  if (current.kind === "off") {
+    ctx.ignore(ctx.key, "lets sandboxed commands reach the listed hosts over the user's off");
+    return DROP;
+  }
+  const theirs = value as z.output<typeof networkAllow>;
+  if (Object.keys(theirs.hosts ?? {}).length > 0)
+    ctx.ignore(`${ctx.key}.hosts`, "maps host names to addresses of the project's choosing");
+  const allow = theirs.allow.filter((text, i) => {
+    const entry = parseAllowEntry(text) as AllowEntry;
+    if (current.kind === "on" || current.entries.some((mine) => covers(mine, entry))) return true;
+    ctx.ignore(`${ctx.key}.allow[${i}]`, `${text} is not within the user's agent.shell_network.allow`);
+    return false;
+  });
+  return { allow };
+}
 
 const keys = {
   "agent.shell_sandbox": {
@@ -102,13 +197,12 @@ const keys = {
   },
   "agent.shell_network": {
     schema: z
-      .enum(["on", "off"])
+      .union([z.enum(["on", "off"]), networkAllow])
       .optional()
-      .describe("off: commands and language servers run without network (or not at all: fails closed)"),
-    trust: trustRules.when(
-      (value, current) => value === "off" || current !== "off",
-      "turns the network back on for sandboxed commands",
-    ),
+      .describe(
+        "off: commands and language servers run without network (or not at all: fails closed); { allow: [...] }: commands reach only the listed hosts, through a proxy",
+      ),
+    trust: networkTrust,
   },
 } satisfies ContributedKeys;
 

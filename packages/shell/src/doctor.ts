@@ -1,6 +1,6 @@
 import type { DoctorCheck, DoctorContext } from "@toolbelt/core";
 import { cgroupSupport, memorySupport } from "./cgroup.js";
-import { sandboxMode } from "./contrib.js";
+import { networkMode, sandboxMode } from "./contrib.js";
 import { shell } from "./launch.js";
 import { MAX_LAYOUT_DIRS } from "./protected-layout.js";
 import { loadPty } from "./pty.js";
@@ -13,6 +13,7 @@ import {
   networkOffMechanism,
   networkOffUnavailable,
   probeSandbox,
+  proxyNamespace,
   sandboxProtectedPaths,
 } from "./sandbox.js";
 
@@ -133,6 +134,22 @@ function trackingChecks(ctx: DoctorContext, sandboxed: boolean): DoctorCheck[] {
 /** Which mechanism enforces agent.shell_network "off" here, and exactly what it blocks. */
 function networkCheck(ctx: DoctorContext): DoctorCheck {
   const probe = probeSandbox();
+  const mode = networkMode(ctx.config);
+  if (mode.kind === "allow") {
+    const listed = mode.entries.map((e) => e.text).join(", ") || "no host";
+    const netns = proxyNamespace(probe);
+    return netns.ok
+      ? {
+          name: "sandbox-network",
+          status: "ok",
+          detail: `agent.shell_network allows ${mode.entries.length} entr${mode.entries.length === 1 ? "y" : "ies"} (${listed}): each command gets a network namespace of its own whose only way out is toolbelt's HTTP/HTTPS proxy (HTTP_PROXY, HTTPS_PROXY set), which resolves each name once and refuses unlisted hosts and private addresses not listed as IPs; no UDP or DNS inside; language servers get no network`,
+        }
+      : {
+          name: "sandbox-network",
+          status: "unavailable",
+          detail: `agent.shell_network allows only listed hosts (${listed}), which needs a network namespace per command, and there is none here (${netns.why}): shell commands refuse to run`,
+        };
+  }
   const mechanism = networkOffMechanism(probe);
   const off = networkOff(ctx.config);
   const setting = off ? "agent.shell_network is off" : 'agent.shell_network is on (set "off" to use it)';
@@ -161,7 +178,8 @@ function networkCheck(ctx: DoctorContext): DoctorCheck {
 /** Whether network off also hides the unix sockets local daemons listen on (docker, dbus, databases). */
 function socketsCheck(ctx: DoctorContext): DoctorCheck {
   const probe = probeSandbox();
-  const off = networkOff(ctx.config);
+  // An allow list hides them as network off does (its proxy's own socket excepted).
+  const off = networkMode(ctx.config).kind !== "on";
   const mechanism = networkOffMechanism(probe);
   if (mechanism === "unavailable")
     return {

@@ -73,3 +73,23 @@ export function snapshotEnvironment(): Record<string, string> {
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) copy[key] = value;
   return copy;
 }
+
+/**
+ * What points a command at the allow list's proxy (agent.shell_network: { allow }): the variables
+ * curl, wget, git, npm, pip and most HTTP clients read, in both spellings. The command's own loopback
+ * stays direct (a server it starts itself).
+ */
+export function proxyEnvironment(port: number): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  const direct = "localhost,127.0.0.1,::1";
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    all_proxy: url,
+    NO_PROXY: direct,
+    no_proxy: direct,
+  };
+}

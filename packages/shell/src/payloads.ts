@@ -5,6 +5,29 @@ import { z } from "@toolbelt/core";
 const shellStatus = z.enum(["running", "exited", "killed"]);
 const sandboxStatus = z.enum(["landlock", "unavailable", "off"]);
 
+/** Connections the allow list's proxy refused (agent.shell_network: { allow }). */
+const networkRefused = z
+  .array(z.object({ host: z.string(), port: z.number().int(), why: z.string() }))
+  .optional()
+  .describe(
+    "connections the proxy of agent.shell_network.allow refused, each host:port once (at most 20), with why",
+  );
+
+/** Where the whole output of a command longer than a result shows was saved (see output-saver.ts). */
+const savedOutputFields = {
+  output_file: z
+    .string()
+    .optional()
+    .describe(
+      "absolute path of a file holding the whole output (escape codes stripped), outside the root: read_file and search_files read it in this session; removed when the session closes",
+    ),
+  output_file_bytes: z.number().int().optional().describe("bytes in `output_file` so far"),
+  output_file_note: z
+    .string()
+    .optional()
+    .describe("why `output_file` holds less than the whole output, or why none could be saved"),
+};
+
 /** A foreground command that ran to its end (or to its timeout). */
 export const shellResultPayload = z.object({
   kind: z.literal("shell_result"),
@@ -20,6 +43,7 @@ export const shellResultPayload = z.object({
   timeout_seconds: z.number().optional().describe("the limit that ended it, in seconds (with `timed_out`)"),
   output_bytes: z.number().int().describe("bytes the command wrote in all"),
   elided_bytes: z.number().int().optional().describe("bytes dropped from the middle of `stdout`"),
+  ...savedOutputFields,
   leftover_processes: z
     .number()
     .int()
@@ -56,6 +80,7 @@ export const shellResultPayload = z.object({
       "the limits the command ran into: `memory` (a process was killed for going over agent.shell_max_memory_mib), `file_size` (a file reached agent.shell_max_file_mib)",
     ),
   limit_note: z.string().optional().describe("what was hit, the limit and the setting that raises it"),
+  network_refused: networkRefused,
 });
 
 /** A command started with run_in_background. */
@@ -97,6 +122,7 @@ export const shellSessionPayload = z.object({
     .int()
     .optional()
     .describe("output after `cursor` that did not fit in this reply"),
+  ...savedOutputFields,
   filter: z.string().optional(),
   matched_lines: z.number().int().optional(),
   total_lines: z.number().int().optional(),
@@ -109,7 +135,10 @@ export const shellSessionPayload = z.object({
   sandbox_note: z
     .string()
     .optional()
-    .describe("set when this output shows a connection that network off refused (agent.shell_network: off)"),
+    .describe(
+      "set when this output shows a connection that network off refused (agent.shell_network: off), or the allow list's proxy refused a host",
+    ),
+  network_refused: networkRefused,
 });
 
 const shellSessionSummary = z.object({

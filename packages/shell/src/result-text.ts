@@ -12,6 +12,19 @@ function sandboxHeader(sandbox: string, reason: string | undefined): string {
   return reason ? `${sandbox} (${reason})` : sandbox;
 }
 
+/** Where the whole output is, for the `Output-File` header. */
+function outputFileHeader(p: {
+  output_file?: string | undefined;
+  output_file_bytes?: number | undefined;
+  output_file_note?: string | undefined;
+}): string | undefined {
+  if (!p.output_file) return p.output_file_note;
+  const what = p.output_file_note
+    ? `${p.output_file_bytes ?? 0} bytes; ${p.output_file_note}`
+    : `${p.output_file_bytes ?? 0} bytes, the whole output`;
+  return `${p.output_file} (${what}; read it with read_file or search it with search_files)`;
+}
+
 function denialText(d: SandboxDenial): string {
   if (d.why === "outside_readable")
     return `the sandbox denied access to ${d.path}: outside the paths commands may read or write`;
@@ -40,6 +53,7 @@ export function renderShellResult(p: ShellResult): string {
         ? `${p.output_bytes} bytes (middle ${p.elided_bytes} bytes elided; head and tail shown)`
         : undefined,
     ],
+    ["Output-File", outputFileHeader(p)],
     [
       "Protected-Changed",
       p.protected_changed?.length
@@ -85,6 +99,7 @@ export function renderShellSessionView(p: ShellSessionView): string {
     ["Cursor", p.cursor],
     ["Missed-Characters", p.missed_characters],
     ["Remaining-Characters", p.remaining_characters],
+    ["Output-File", outputFileHeader(p)],
     [
       "Filter",
       p.filter === undefined

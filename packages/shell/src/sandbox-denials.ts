@@ -158,16 +158,51 @@ export function networkNote(mechanism: "netns" | "landlock", output: string): st
   return `${NETWORK_OFF_NOTE}: ${how}; set agent.shell_network to "on" in your own config to allow it`;
 }
 
+/** How a command's network is limited: off (a namespace, Landlock), or the allow list's proxy. */
+export type NetworkLimit = "netns" | "landlock" | "proxy";
+
+export const NETWORK_ALLOW_NOTE = "network is limited to the hosts in agent.shell_network.allow";
+
+/** A connection the allow list's proxy refused. */
+export interface NetworkRefusal {
+  host: string;
+  port: number;
+  why: string;
+}
+
 /**
- * Puts the network note on a result. It replaces the generic "refused access" note (a Landlock
- * EACCES on connect is not a file), and goes before a note that names denied paths.
+ * The note for a command limited to the allow list: the hosts the proxy refused (and why), or, when
+ * it refused none but the output shows a failed connection or lookup, how the command gets out.
+ */
+export function allowListNote(
+  refused: { refusals: NetworkRefusal[]; more: number },
+  output: string,
+): string | undefined {
+  if (refused.refusals.length > 0) {
+    const list = refused.refusals.map((r) => `${r.host}:${r.port} (${r.why})`).join("; ");
+    const more = refused.more > 0 ? `; and ${refused.more} more` : "";
+    return `${NETWORK_ALLOW_NOTE}: the proxy refused ${list}${more}. Add a host to the list in your own config to allow it`;
+  }
+  if (!reportsNetworkFailure(output)) return undefined;
+  return `${NETWORK_ALLOW_NOTE}, reached only through toolbelt's proxy (HTTP_PROXY / HTTPS_PROXY are set for the command): a direct connection, a name lookup or UDP gets nowhere, and 127.0.0.1 is the command's own loopback`;
+}
+
+/**
+ * Puts the network note on a result (with the allow list: and the refused connections). It replaces
+ * the generic "refused access" note (a Landlock EACCES on connect is not a file), and goes before a
+ * note that names denied paths.
  */
 export function noteNetwork(
-  result: { sandbox_note?: string; sandbox_denied?: SandboxDenial[] },
-  mechanism: "netns" | "landlock" | undefined,
+  result: { sandbox_note?: string; sandbox_denied?: SandboxDenial[]; network_refused?: NetworkRefusal[] },
+  mechanism: NetworkLimit | undefined,
   output: string,
+  refused?: { refusals: NetworkRefusal[]; more: number },
 ): void {
-  const note = mechanism && networkNote(mechanism, output);
+  if (mechanism === "proxy" && refused?.refusals.length) result.network_refused = refused.refusals;
+  const note =
+    mechanism === "proxy"
+      ? allowListNote(refused ?? { refusals: [], more: 0 }, output)
+      : mechanism && networkNote(mechanism, output);
   if (!note) return;
   result.sandbox_note =
     result.sandbox_denied?.length && result.sandbox_note ? `${note}; ${result.sandbox_note}` : note;

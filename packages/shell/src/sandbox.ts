@@ -6,7 +6,13 @@ import { fileURLToPath } from "node:url";
 import { type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { ENV, PROTECTED_PATHS, readEnv } from "@toolbelt/core/internal";
 import { capMemory, createCommandCgroup, removeCgroup } from "./cgroup.js";
-import { DEFAULT_MAX_FILE_MIB, DEFAULT_MAX_MEMORY_MIB, type SandboxMode, sandboxMode } from "./contrib.js";
+import {
+  DEFAULT_MAX_FILE_MIB,
+  DEFAULT_MAX_MEMORY_MIB,
+  networkMode,
+  type SandboxMode,
+  sandboxMode,
+} from "./contrib.js";
 import { type ProtectedLayout, protectedLayout } from "./protected-layout.js";
 
 /** What a result says about the sandbox it ran under. */
@@ -41,8 +47,21 @@ function forcedVia(): "netns" | "landlock" | undefined {
   return readEnv(ENV.TOOLBELT_SANDBOX_NETWORK_VIA);
 }
 
+/** agent.shell_network is off (a list of allowed hosts is not off). */
 export function networkOff(config: ToolbeltConfig): boolean {
-  return config.agent.shell_network === "off";
+  return networkMode(config).kind === "off";
+}
+
+/** Whether commands can get a network namespace of their own here: what an allow list needs. */
+export function proxyNamespace(probe: SandboxProbe = probeSandbox()): { ok: boolean; why: string } {
+  if (!probe.runs) return { ok: false, why: probe.reason ?? "the sandbox helper does not run" };
+  if (forcedVia() === "landlock")
+    return { ok: false, why: `${NETWORK_VIA}=landlock rules out a network namespace` };
+  if (probe.isolation.netNamespace === true) return { ok: true, why: "" };
+  return {
+    ok: false,
+    why: `no network namespace (${probe.isolation.ok ? "unshare(CLONE_NEWNET) failed" : probe.isolation.detail})`,
+  };
 }
 
 /** What the helper would use for network off (the same order and fallbacks as the helper's). */
@@ -297,8 +316,11 @@ export interface SandboxPlan {
   memoryCgroup?: string;
   /** The limits the command runs under (see `commandLimits`). */
   limits?: CommandLimits;
-  /** agent.shell_network is off, and how the helper enforces it. */
-  network?: Exclude<NetworkOffMechanism, "unavailable">;
+  /**
+   * How the network is limited: off (by a namespace or Landlock), or `proxy`, only the hosts
+   * agent.shell_network.allow lists, through the proxy (in a namespace).
+   */
+  network?: Exclude<NetworkOffMechanism, "unavailable"> | "proxy";
 }
 
 export interface SandboxScope {
@@ -313,6 +335,11 @@ export interface SandboxScope {
   reads?: string[];
   /** The protected paths to bind read-only, when the caller already walked for them. */
   layout?: ProtectedLayout;
+  /**
+   * With agent.shell_network { allow }: the proxy's unix socket, and the port on the command's own
+   * 127.0.0.1 that leads to it. A process started without one (a language server) gets no network.
+   */
+  proxy?: { socket: string; port: number };
 }
 
 function expandHome(p: string): string {
@@ -375,7 +402,10 @@ export function releaseCgroups(plan: Pick<SandboxPlan, "cgroup" | "memoryCgroup"
  */
 export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): SandboxPlan {
   const plan = planFiles(config, scope);
-  if (!networkOff(config)) return plan;
+  const network = networkMode(config);
+  if (network.kind === "on") return plan;
+  if (network.kind === "allow" && scope.proxy) return withProxy(plan, scope.proxy);
+  // Off, or an allow list for a process that has no proxy of its own (a language server): no network.
   const probe = probeSandbox();
   const mechanism = networkOffMechanism(probe);
   // Fail closed: a command asked to run without network never runs with it.
@@ -396,6 +426,29 @@ export function planSandbox(config: ToolbeltConfig, scope: SandboxScope): Sandbo
   if (probe.isolation.ok) net.push("--hide-sockets");
   plan.prefix.splice(end, 0, ...net);
   plan.network = mechanism;
+  return plan;
+}
+
+/**
+ * Only the listed hosts: the command gets a network namespace of its own (no other mechanism can
+ * tell hosts apart), whose one way out is the proxy. Fails closed where there is no namespace.
+ */
+function withProxy(plan: SandboxPlan, proxy: { socket: string; port: number }): SandboxPlan {
+  const probe = probeSandbox();
+  const netns = proxyNamespace(probe);
+  if (!netns.ok || !plan.prefix.includes("--")) {
+    releaseCgroups(plan);
+    throw new ToolbeltError(
+      "EUNAVAILABLE",
+      `agent.shell_network allows only listed hosts, through a proxy that needs a network namespace per command, and this machine cannot make one, so the command does not run: ${netns.why}. Set agent.shell_network to "on" (or "off") in your own config to run it.`,
+      { details: { network: "unavailable" } },
+    );
+  }
+  const net = ["--net-off", "--net-via", "netns"];
+  if (probe.isolation.ok) net.push("--hide-sockets");
+  net.push("--net-proxy", proxy.socket, "--net-proxy-port", String(proxy.port));
+  plan.prefix.splice(plan.prefix.indexOf("--"), 0, ...net);
+  plan.network = "proxy";
   return plan;
 }
 

@@ -2,6 +2,7 @@ import { defineTool, ToolbeltError, z } from "@toolbelt/core";
 import { testLinesSafely } from "@toolbelt/core/internal";
 import { collapseCarriageReturns } from "./ansi.js";
 import type { BackgroundShell } from "./background-shell.js";
+import { savedOutputFields } from "./output-saver.js";
 import {
   type ShellSessionList,
   type ShellSessionView,
@@ -167,6 +168,7 @@ function view(
   if (shell.protectedChanged.length) result.protected_changed = shell.protectedChanged;
   if (missed > 0) result.missed_characters = missed;
   if (log.end > end) result.remaining_characters = log.end - end;
+  if (shell.saver) Object.assign(result, savedOutputFields(shell.saver));
   if (filter) {
     result.output = matched.join("\n");
     result.filter = filter.source;
@@ -176,7 +178,7 @@ function view(
     result.output = collapseCarriageReturns(log.slice(begin, end));
   }
   // The same note a foreground command gets: a refused connection is network off, not a bug.
-  noteNetwork(result, shell.network, result.output);
+  noteNetwork(result, shell.network, result.output, shell.proxy?.refused());
   return result;
 }
 

@@ -5,10 +5,13 @@ import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { oomKills } from "./cgroup.js";
 import { shellRuleSubjects } from "./command-rules.js";
-import { commandEnvironment } from "./environment.js";
+import { networkMode } from "./contrib.js";
+import { commandEnvironment, proxyEnvironment } from "./environment.js";
 import { HeadTailCapture } from "./head-tail-capture.js";
 import { type ExitStatus, type Launched, launch } from "./launch.js";
+import { NetworkProxy } from "./network-proxy.js";
 import { OutputEvents } from "./output-events.js";
+import { OutputSaver, savedOutputFields } from "./output-saver.js";
 import { type ShellResult, type ShellStarted, shellResultPayload, shellStartedPayload } from "./payloads.js";
 import {
   anythingLeft,
@@ -112,6 +115,26 @@ interface Prepared {
   env: Record<string, string>;
   mark: string;
   pty: PtyModule | undefined;
+  /** With agent.shell_network { allow }: the command's proxy (closed when the command is done). */
+  proxy: NetworkProxy | undefined;
+}
+
+/** Where the command's own 127.0.0.1 leads to the proxy: a port of its fresh namespace, any will do. */
+function proxyPort(): number {
+  return 20_000 + Math.floor(Math.random() * 40_000);
+}
+
+/** The command's proxy when agent.shell_network lists the hosts it may reach. */
+async function startProxy(ctx: ToolContext): Promise<NetworkProxy | undefined> {
+  const network = networkMode(ctx.config);
+  if (network.kind !== "allow") return undefined;
+  return NetworkProxy.start({ entries: network.entries, hosts: network.hosts });
+}
+
+/** Gives back what `prepare` took when the command does not run after all. */
+function unprepare(prep: Pick<Prepared, "plan" | "proxy">): void {
+  releaseCgroups(prep.plan);
+  void prep.proxy?.close();
 }
 
 async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): Promise<Prepared> {
@@ -129,12 +152,26 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
   const tmpdir = state.tmpdir();
   const mark = state.nextMark();
   const layout = protectedLayout(ctx.root);
-  const plan = planSandbox(ctx.config, { root: ctx.root, tmpdir, mark, layout });
+  const proxy = await startProxy(ctx);
+  const port = proxyPort();
+  let plan: SandboxPlan;
+  try {
+    plan = planSandbox(ctx.config, {
+      root: ctx.root,
+      tmpdir,
+      mark,
+      layout,
+      ...(proxy ? { proxy: { socket: proxy.socketPath, port } } : {}),
+    });
+  } catch (error) {
+    void proxy?.close();
+    throw error;
+  }
   let pty: PtyModule | undefined;
   if (input.tty) {
     const loaded = await loadPty();
     if (!loaded.module) {
-      releaseCgroups(plan);
+      unprepare({ plan, proxy });
       throw new ToolbeltError(
         "EUNAVAILABLE",
         `tty: true needs a pseudo-terminal, and none is available here: ${loaded.detail}`,
@@ -151,7 +188,8 @@ async function prepare(input: ShellInput, ctx: ToolContext, state: ShellState): 
     tty: input.tty,
     policy: ctx.config.agent.shell_env,
   });
-  return { cwd, layout, tmpdir, plan, env, mark, pty };
+  if (proxy) Object.assign(env, proxyEnvironment(port));
+  return { cwd, layout, tmpdir, plan, env, mark, pty, proxy };
 }
 
 function startFailed(status: ExitStatus): ToolbeltError {
@@ -177,6 +215,11 @@ async function runForeground(
   prep: Prepared,
 ): Promise<ShellResult> {
   const capture = new HeadTailCapture(ctx.limits.shellOutputMaxChars);
+  // What the result cannot show is kept on disk, in full (up to the saved-output caps).
+  const saver = new OutputSaver(ctx.session.savedOutputs, {
+    label: "shell",
+    threshold: ctx.limits.shellOutputMaxChars,
+  });
   const before = snapshotProtected(ctx.root, prep.layout);
   const started = performance.now();
   // Output streams as shell_output events while the command runs (shell_id: the call's id), so a
@@ -198,10 +241,12 @@ async function runForeground(
     onData: (chunk) => {
       capture.push(chunk);
       stream.push(chunk);
+      saver.push(chunk);
     },
   });
   if (launched.pid < 0) {
-    releaseCgroups(prep.plan);
+    unprepare(prep);
+    saver.finish(false);
     throw startFailed(await launched.exited);
   }
   const target: Target = {
@@ -239,7 +284,10 @@ async function runForeground(
     // Read at once: the watcher removes the cgroup when nothing of the command is left.
     if (prep.plan.memoryCgroup) memoryKills = oomKills(prep.plan.memoryCgroup);
     clearTimeout(timer);
-    if (status.error) throw startFailed(status);
+    if (status.error) {
+      saver.finish(false);
+      throw startFailed(status);
+    }
     // Output still in the pipe arrives now; if something the command started keeps the pipe
     // open (or left the group), it is ended: a foreground command leaves nothing behind.
     await within(launched.drained, DRAIN_MS);
@@ -256,16 +304,15 @@ async function runForeground(
     untrack(launched.pid);
     if (prep.plan.memoryCgroup) memoryKills = Math.max(memoryKills, oomKills(prep.plan.memoryCgroup));
     releaseCgroups(prep.plan);
+    await prep.proxy?.close();
     stream.end();
   }
+  const output = capture.finish(clean(launched.tty));
+  saver.finish(output.elidedBytes > 0);
   const changed = protectedChanges(before, snapshotProtected(ctx.root));
   if (cancelled) {
     throw new ToolbeltError("ECANCELLED", "the call was cancelled; the command's process group was ended");
   }
-  const clean = launched.tty
-    ? (text: string) => collapseCarriageReturns(text)
-    : (text: string) => collapseCarriageReturns(stripAnsi(text));
-  const output = capture.finish(clean);
   const result: ShellResult = {
     kind: "shell_result",
     command: input.command,
@@ -283,13 +330,21 @@ async function runForeground(
     result.timeout_seconds = input.timeout;
   }
   if (output.elidedBytes > 0) result.elided_bytes = output.elidedBytes;
+  Object.assign(result, savedOutputFields(saver));
   if (leftovers > 0) result.leftover_processes = leftovers;
   if (prep.plan.reason) result.sandbox_reason = prep.plan.reason;
   if (changed.length) result.protected_changed = changed;
   noteLimits(result, prep.plan, memoryKills, output.text);
   if (prep.plan.status === "landlock" && reportsDenial(output.text)) noteDenials(result, prep, ctx.root);
-  noteNetwork(result, prep.plan.network, output.text);
+  noteNetwork(result, prep.plan.network, output.text, prep.proxy?.refused());
   return result;
+}
+
+/** How output is cleaned for the result: a pseudo-terminal's keeps its escape codes. */
+function clean(tty: boolean): (text: string) => string {
+  return tty
+    ? (text: string) => collapseCarriageReturns(text)
+    : (text: string) => collapseCarriageReturns(stripAnsi(text));
 }
 
 /** A line in which a shell or a program reports hitting RLIMIT_FSIZE (SIGXFSZ, or EFBIG). */
@@ -354,7 +409,12 @@ async function startBackground(
     layout: prep.layout,
     sandbox: prep.plan.status,
     network: prep.plan.network,
+    proxy: prep.proxy,
     tty: !!prep.pty,
+    saver: new OutputSaver(ctx.session.savedOutputs, {
+      label: id,
+      threshold: ctx.limits.shellOutputMaxChars,
+    }),
     emit: (data) => {
       if (!session.closed) session.emit({ type: "shell_output", shell_id: id, data });
     },
@@ -370,7 +430,7 @@ async function startBackground(
     onData: (chunk) => shell.receive(chunk),
   });
   if (launched.pid < 0) {
-    releaseCgroups(prep.plan);
+    unprepare(prep);
     throw startFailed(await launched.exited);
   }
   shell.attach(launched);
@@ -420,7 +480,7 @@ export const shellTool = defineTool({
         : runForeground(input, ctx, state, prep));
     } catch (error) {
       // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
-      releaseCgroups(prep.plan);
+      unprepare(prep);
       throw error;
     } finally {
       await watch?.finish().catch(() => {});
