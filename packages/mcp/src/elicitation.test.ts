@@ -45,8 +45,8 @@ async function open(config: ToolbeltConfigInput = {}, client?: ClientInfo): Prom
 }
 
 /** What the toy server got back from its elicitation/create, from its reply text. */
-function answerOf(payload: { content?: unknown }): unknown {
-  const text = (payload.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "";
+function answerOf(payload: object): unknown {
+  const text = ((payload as { content?: Array<{ text?: string }> }).content ?? [])[0]?.text ?? "";
   return JSON.parse(text.replace(/^order: /, ""));
 }
 
@@ -78,7 +78,7 @@ describe("elicitation through the SDK client callback", () => {
     expect(out.payload.elicitations).toEqual([
       { message: "What would you like?", action: "accept", by: "client" },
     ]);
-    expect(out.text).toContain('[the server asked: "What would you like?"; the user accepted]');
+    expect(out.text).toContain('[the server asked: "What would you like?"; the client accepted]');
     // Events say what was asked and how it ended, never the values typed.
     const requested = events.find((e) => e.type === "elicitation_requested");
     expect(requested).toMatchObject({ server: "toy", fields: ["item", "cups", "note", "email", "sugar"] });
@@ -117,7 +117,9 @@ describe("elicitation through the SDK client callback", () => {
     expect(answerOf(await session.call("mcp__toy__order", {}))).toEqual({ action: "cancel" });
     const failed = await session.call("mcp__toy__order", {});
     expect(answerOf(failed)).toEqual({ action: "cancel" });
-    expect(failed.elicitations?.[0]?.reason).toContain("the window closed");
+    expect(failed).toMatchObject({
+      elicitations: [{ reason: expect.stringContaining("the window closed") }],
+    });
   });
 
   it("does not time a call out while the user is still answering", async () => {

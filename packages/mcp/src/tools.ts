@@ -234,7 +234,7 @@ export function payloadOf(
 /** One line per question the server asked during a call: what it asked and what it got. */
 function elicitationLines(elicited: Elicited[]): string[] {
   return elicited.map((e) => {
-    const who = e.by === "policy" ? "toolbelt" : "the user";
+    const who = e.by === "policy" ? "toolbelt" : "the client";
     const what = e.action === "accept" ? "accepted" : e.action === "decline" ? "declined" : "cancelled";
     return `[the server asked: ${JSON.stringify(e.message)}; ${who} ${what}${e.reason ? `: ${e.reason}` : ""}]`;
   });
