@@ -17,41 +17,6 @@ import { readMcpJsonText } from "./server-config.js";
 // The mcp family's config key, light (zod and core types only): the CLI validates `mcpServers`
 // without importing the MCP SDK.
 
-/**
- * How toolbelt signs in to an HTTP server that asks for OAuth (`toolbelt mcp login NAME`). Without it
- * toolbelt registers itself with the authorization server (dynamic client registration). Only
- * trusted sources set it (the user's config, --config, a trusted project): an untrusted project's
- * servers never start.
- */
-export const oauthSchema = z.strictObject({
-  client_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("a client registered with the authorization server beforehand"),
-  client_secret: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("the secret of that client (keep it in your own config, never in a project)"),
-  client_metadata_url: z
-    .string()
-    .url()
-    .optional()
-    .describe(
-      "an https URL serving this client's metadata document, used as client_id where the server supports it",
-    ),
-  scope: z.string().min(1).optional().describe("scopes to ask for when the server names none"),
-  redirect_port: z
-    .number()
-    .int()
-    .min(1)
-    .max(65535)
-    .optional()
-    .describe("the loopback port of the login redirect (default: any free port)"),
-});
-export type OAuthSettings = z.infer<typeof oauthSchema>;
-
 const mcpServerSchema = z.union([
   z.strictObject({
     type: z.literal("stdio").optional(),
@@ -64,7 +29,6 @@ const mcpServerSchema = z.union([
     type: z.enum(["http", "streamable-http", "sse"]).optional(),
     url: z.string().url(),
     headers: z.record(z.string(), z.string()).optional(),
-    oauth: oauthSchema.optional(),
   }),
 ]);
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
