@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// The client under test for the MCP conformance suite (`conformance client --command ...`): the suite
+// appends its test server's URL and names the scenario in MCP_CONFORMANCE_SCENARIO. This connects
+// toolbelt's own MCP client — a session made by the built SDK whose config names that URL as an HTTP
+// server, the same path a project's `.mcp.json` takes — and calls every tool the server lists.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createToolbelt } from "../../packages/toolbelt/dist/index.js";
+
+const url = process.argv[2];
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+if (!url) {
+  console.error("usage: client.mjs <server-url> (run by `conformance client`)");
+  process.exit(2);
+}
+
+/** Arguments for the suite's tools that take some; every other tool is called with `{}`. */
+const ARGS = { add_numbers: { a: 5, b: 3 } };
+const SERVER = "conformance";
+
+const root = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-"));
+let failed = false;
+const session = await createToolbelt({
+  root,
+  config: {
+    agent: { tool_search: "off" },
+    mcpServers: { [SERVER]: { type: "http", url } },
+    // Nobody sits at a conformance run: answer a server's form with the defaults it names (SEP-1034).
+    tools: { mcp: { elicitation: "accept_defaults" } },
+  },
+  allow: ["mcp"],
+});
+try {
+  const status = await session.call("mcp_status", {});
+  const row = status.servers?.find((s) => s.server === SERVER);
+  console.log(`[${scenario}] ${SERVER}: ${row?.state}${row?.error ? ` (${row.error})` : ""}`);
+  if (row?.state !== "ready") failed = true;
+  const prefix = `mcp__${SERVER}__`;
+  for (const name of session
+    .bind()
+    .tools.map((t) => t.name)
+    .filter((n) => n.startsWith(prefix))) {
+    const tool = name.slice(prefix.length);
+    const result = await session.call(name, ARGS[tool] ?? {});
+    console.log(`[${scenario}] ${tool}: ${JSON.stringify(result).slice(0, 500)}`);
+    if (result.kind === "error") failed = true;
+  }
+} finally {
+  await session.close();
+  rmSync(root, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
