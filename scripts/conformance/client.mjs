@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { login, readServerSpecs } from "../../packages/mcp/dist/index.js";
 import { createToolbelt } from "../../packages/toolbelt/dist/index.js";
 
 const url = process.argv[2];
@@ -20,12 +21,32 @@ const ARGS = { add_numbers: { a: 5, b: 3 } };
 const SERVER = "conformance";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-"));
+// The sign-in is kept in the user config folder: this run's own, so it starts signed out.
+process.env.TOOLBELT_CONFIG_DIR = path.join(root, ".user-config");
+const mcpServers = { [SERVER]: { type: "http", url } };
 let failed = false;
+
+if (scenario.startsWith("auth/")) {
+  // `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its
+  // redirect to toolbelt's loopback listener, as a browser would after the user approves.
+  const spec = readServerSpecs(root, { mcpServers }).servers[0];
+  const result = await login(spec, {
+    timeoutMs: 20_000,
+    authorize: async (authorizationUrl) => {
+      const page = await fetch(authorizationUrl, { redirect: "manual" });
+      const next = page.headers.get("location");
+      if (!next) throw new Error(`the authorization endpoint answered ${page.status} without a redirect`);
+      await fetch(new URL(next, authorizationUrl));
+    },
+  });
+  console.log(`[${scenario}] login: ${result.outcome}, ${result.tools} tools`);
+}
+
 const session = await createToolbelt({
   root,
   config: {
     agent: { tool_search: "off" },
-    mcpServers: { [SERVER]: { type: "http", url } },
+    mcpServers,
     // Nobody sits at a conformance run: answer a server's form with the defaults it names (SEP-1034).
     tools: { mcp: { elicitation: "accept_defaults" } },
   },

@@ -7,6 +7,8 @@
 // What belongs here: logic two families would otherwise copy (bounded reads, opens that hold the
 // path check, process-group tracking, the permission engine, the trust store, config plumbing).
 // Only names some package outside core imports: what nothing imports stays unexported.
+
+export { writeFileAtomic } from "./atomic-write.js";
 export {
   type BoundedFile,
   MAX_CONFIG_BYTES,

@@ -69,6 +69,15 @@ export type ConnectionHooks = {
   onDown?: (connection: McpConnection) => void;
 };
 
+/** What a failed start says, with the login command when the server asked for a sign-in. */
+function signInHint(spec: ServerSpec, error: Error): string {
+  if (spec.transport === "stdio") return error.message;
+  const status = (error as { code?: unknown }).code;
+  if (error.name === "UnauthorizedError" || status === 401 || /\b401\b|invalid_token/.test(error.message))
+    return `it asks for a sign-in (${error.message}): run \`toolbelt mcp login ${spec.name}\``;
+  return error.message;
+}
+
 /** One configured MCP server: its process or HTTP endpoint, its state and its tools. */
 export class McpConnection {
   readonly spec: ServerSpec;
@@ -126,14 +135,19 @@ export class McpConnection {
       return transport;
     }
     const requestInit = { headers: spec.headers };
+    // Signed in with `toolbelt mcp login`: the stored tokens go with every request, refreshed and
+    // stepped up by the SDK. Not signed in: no provider, so a server that asks for OAuth fails with a
+    // message naming the login command instead of registering a client at every session start.
+    const { readSignIn, StoredOAuthProvider } = await import("./oauth.js");
+    const auth = readSignIn(spec.url)?.tokens ? { authProvider: new StoredOAuthProvider(spec) } : {};
     if (spec.transport === "sse") {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
-      return new SSEClientTransport(new URL(spec.url), { requestInit });
+      return new SSEClientTransport(new URL(spec.url), { requestInit, ...auth });
     }
     const { StreamableHTTPClientTransport } = await import(
       "@modelcontextprotocol/sdk/client/streamableHttp.js"
     );
-    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
+    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit, ...auth });
   }
 
   /** Connects and lists the tools within `timeoutMs`; never throws (the state says what happened). */
@@ -195,7 +209,7 @@ export class McpConnection {
       this.state = "ready";
     } catch (error) {
       this.state = "failed";
-      this.error = this.#explain(`failed to start: ${(error as Error).message}`);
+      this.error = this.#explain(`failed to start: ${signInHint(this.spec, error as Error)}`);
       await this.#shutdown();
     }
   }

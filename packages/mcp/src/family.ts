@@ -254,6 +254,15 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
     );
   }
   await Promise.all(connections.map((c) => c.close()));
+  // Every HTTP server's sign-in (`toolbelt mcp login`), whether or not it asks for one.
+  const { signInState } = await import("./oauth.js");
+  for (const spec of specs)
+    if (spec.transport !== "stdio")
+      checks.push({
+        name: `auth ${spec.name}`,
+        status: "ok",
+        detail: `${signInState(spec.url)} (${spec.url})`,
+      });
   if (checks.length === 0)
     checks.push({ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" });
   return checks;
