@@ -2,107 +2,13 @@
 // authorization-server router, dynamic registration, PKCE), signed in to with the built CLI's
 // `toolbelt mcp login` — the test plays the browser — used by `exec`, shown by `doctor`, refreshed
 // when the access token has expired, and forgotten by `toolbelt mcp logout`.
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
+import { cli, login, project, startServer, tempDir } from "./oauth-harness.js";
 
-const BIN = fileURLToPath(new URL("../../toolbelt/dist/bin.js", import.meta.url));
-const SERVER = fileURLToPath(new URL("../src/__fixtures__/oauth-server.mjs", import.meta.url));
 beforeAll(assertBuilt);
-
-const dirs: string[] = [];
-const servers: ChildProcess[] = [];
-afterEach(() => {
-  for (const s of servers.splice(0)) s.kill();
-});
-afterAll(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(prefix: string): string {
-  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
-  dirs.push(dir);
-  return dir;
-}
-
-/** Starts the fixture; resolves to its MCP URL and the file it logs grants and bearers to. */
-async function startServer(env: Record<string, string> = {}): Promise<{ url: string; log: string }> {
-  const log = path.join(tempDir("tb-oauth-log-"), "log");
-  writeFileSync(log, "");
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, OAUTH_LOG: log, ...env } });
-  servers.push(child);
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) return { url: (JSON.parse(line) as { url: string }).url, log };
-  throw new Error("the oauth fixture exited before listening");
-}
-
-type Run = { code: number | null; stdout: string; stderr: string };
-
-/** Runs the built CLI with its own user config folder; `onStderr` sees stderr as it comes. */
-function cli(args: string[], userDir: string, stdin = "", onStderr?: (text: string) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, TOOLBELT_TRUST: "1", TOOLBELT_CONFIG_DIR: userDir },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-      onStderr?.(stderr);
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
-
-function project(url: string): string {
-  const root = tempDir("tb-oauth-project-");
-  writeFileSync(
-    path.join(root, ".mcp.json"),
-    JSON.stringify({ mcpServers: { remote: { type: "http", url } } }),
-  );
-  mkdirSync(path.join(root, "configs"));
-  writeFileSync(path.join(root, "configs", "app.json"), JSON.stringify({ agent: { tool_search: "off" } }));
-  return root;
-}
-
-/** `toolbelt mcp login remote --no-browser`, approving in a "browser": the test follows the printed URL. */
-async function login(root: string, userDir: string): Promise<Run> {
-  let followed = false;
-  return cli(
-    ["mcp", "login", "remote", "--root", root, "--no-browser", "--timeout", "60"],
-    userDir,
-    "",
-    (stderr) => {
-      const url = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(stderr)?.[1];
-      if (!url || followed) return;
-      followed = true;
-      void (async () => {
-        const page = await fetch(url, { redirect: "manual" });
-        const next = page.headers.get("location");
-        if (next) await fetch(next);
-      })();
-    },
-  );
-}
 
 const call = `${JSON.stringify({ id: "1", tool: "mcp__remote__whoami", input: {} })}\n`;
 
