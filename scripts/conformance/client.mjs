@@ -23,7 +23,18 @@ const SERVER = "conformance";
 const root = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-"));
 // The sign-in is kept in the user config folder: this run's own, so it starts signed out.
 process.env.TOOLBELT_CONFIG_DIR = path.join(root, ".user-config");
-const mcpServers = { [SERVER]: { type: "http", url } };
+// What a user puts in their own config for a server's OAuth client: the client ID metadata document
+// the suite's CIMD scenario expects (used only where the authorization server supports it; others
+// register dynamically), and a pre-registered client where the scenario hands one over.
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+const oauth = scenario.startsWith("auth/")
+  ? {
+      client_metadata_url: "https://conformance-test.local/client-metadata.json",
+      ...(context.client_id ? { client_id: context.client_id } : {}),
+      ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+    }
+  : undefined;
+const mcpServers = { [SERVER]: { type: "http", url, ...(oauth ? { oauth } : {}) } };
 let failed = false;
 
 if (scenario.startsWith("auth/")) {

@@ -17,6 +17,34 @@ import { readMcpJsonText } from "./server-config.js";
 // The mcp family's config key, light (zod and core types only): the CLI validates `mcpServers`
 // without importing the MCP SDK.
 
+/**
+ * A client of the server's authorization server that is not registered dynamically: pre-registered
+ * (`client_id`, `client_secret`) or a client ID metadata document (`client_metadata_url`). Read from
+ * `mcpServers` in config only (the user's config, --config, a trusted project's configs/app.json),
+ * never from `.mcp.json`.
+ */
+const oauthSchema = z.strictObject({
+  client_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("a client registered with the authorization server beforehand"),
+  client_secret: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("that client's secret (keep it in your user config, never in a project)"),
+  client_metadata_url: z
+    .string()
+    .url()
+    .refine((u) => u.startsWith("https://"), "must be an https URL")
+    .optional()
+    .describe(
+      "an https URL serving toolbelt's client metadata, used as client_id where the server supports it",
+    ),
+});
+export type OAuthSettings = z.infer<typeof oauthSchema>;
+
 const mcpServerSchema = z.union([
   z.strictObject({
     type: z.literal("stdio").optional(),
@@ -29,6 +57,7 @@ const mcpServerSchema = z.union([
     type: z.enum(["http", "streamable-http", "sse"]).optional(),
     url: z.string().url(),
     headers: z.record(z.string(), z.string()).optional(),
+    oauth: oauthSchema.optional(),
   }),
 ]);
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;

@@ -128,6 +128,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     readonly options: SignInOptions = {},
   ) {}
 
+  /** A client ID metadata document's URL, used as client_id where the server supports it (SEP-991). */
+  get clientMetadataUrl(): string | undefined {
+    return this.spec.oauth?.client_metadata_url;
+  }
+
   get redirectUrl(): string | undefined {
     const client = this.#stored()?.client;
     return (
@@ -158,6 +163,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
+    // A pre-registered client (config) is used as given, never replaced by a registration.
+    const own = this.spec.oauth;
+    if (own?.client_id)
+      return { client_id: own.client_id, ...(own.client_secret ? { client_secret: own.client_secret } : {}) };
     const client = this.#stored()?.client;
     // A client registered for another loopback port cannot receive this sign-in's redirect.
     const redirect = this.options.redirectUrl;
@@ -167,6 +176,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // The secret of a pre-registered client stays in the config it came from, not in a second file.
+    if (this.spec.oauth?.client_id) return;
     await this.#update((s) => ({ ...s, client }));
   }
 
