@@ -8,6 +8,7 @@
 // path check, process-group tracking, the permission engine, the trust store, config plumbing).
 // Only names some package outside core imports: what nothing imports stays unexported.
 
+export { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 export { writeFileAtomic } from "./atomic-write.js";
 export {
   type BoundedFile,
@@ -33,6 +34,15 @@ export { EventStream, eventJsonSchema, eventTypes } from "./events.js";
 export { findExecutable, isExecutable } from "./executables.js";
 export { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from "./json-depth.js";
 export { fingerprintOf } from "./ledger.js";
+export {
+  cellIdsRequired,
+  multilineText,
+  NOTEBOOK_CELL_TYPES,
+  type Notebook,
+  type NotebookCell,
+  type NotebookCellType,
+  parseNotebook,
+} from "./notebook.js";
 export { PathResolver } from "./paths.js";
 export { decide, listingDecision } from "./permissions.js";
 export { checkPlugin } from "./plugin.js";
