@@ -9,6 +9,7 @@
 // Only names some package outside core imports: what nothing imports stays unexported.
 
 export { collapseCarriageReturns, stripAnsi } from "./ansi.js";
+export { writeFileAtomic } from "./atomic-write.js";
 export {
   type BoundedFile,
   MAX_CONFIG_BYTES,

@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
   type Tool,
@@ -9,6 +10,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { ToolbeltError } from "@toolbelt/core";
 import { ENV, readEnv } from "@toolbelt/core/internal";
+import type { ElicitationResult } from "./contrib.js";
+import type { Elicited } from "./elicitation.js";
 import type { ServerSpec } from "./server-config.js";
 
 export type ServerState = "starting" | "ready" | "failed" | "crashed" | "closed";
@@ -21,6 +24,8 @@ export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 const STDERR_TAIL_CHARS = 2_000;
 /** Tools kept from one server's listing; the registered ones are fewer still (MCP_LIMITS). */
 const MAX_LISTED_TOOLS = 1_000;
+/** Elicitations remembered per server for call results. */
+const MAX_ELICITED = 50;
 // Tools of a list_changed burst are fetched once.
 const RELIST_DEBOUNCE_MS = 50;
 
@@ -46,12 +51,32 @@ function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error)
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Answers a server's `elicitation/create` (form mode); the result is already checked against the form. */
+export type ElicitHandler = (
+  params: { message: string; requestedSchema: unknown },
+  signal: AbortSignal,
+) => Promise<ElicitationResult & { by: Elicited["by"] }>;
+
 export type ConnectionHooks = {
+  /**
+   * Offers elicitation (form mode) to the server and answers its requests. Without it the capability
+   * is not advertised.
+   */
+  elicit?: ElicitHandler;
   /** After notifications/tools/list_changed, once the new list is in `tools`. */
   onToolsChanged?: (connection: McpConnection) => void;
   /** When a server that was ready stops. */
   onDown?: (connection: McpConnection) => void;
 };
+
+/** What a failed start says, with the login command when the server asked for a sign-in. */
+function signInHint(spec: ServerSpec, error: Error): string {
+  if (spec.transport === "stdio") return error.message;
+  const status = (error as { code?: unknown }).code;
+  if (error.name === "UnauthorizedError" || status === 401 || /\b401\b|invalid_token/.test(error.message))
+    return `it asks for a sign-in (${error.message}): run \`toolbelt mcp login ${spec.name}\``;
+  return error.message;
+}
 
 /** One configured MCP server: its process or HTTP endpoint, its state and its tools. */
 export class McpConnection {
@@ -71,6 +96,12 @@ export class McpConnection {
   #closing = false;
   #relistTimer: NodeJS.Timeout | undefined;
   readonly #hooks: ConnectionHooks;
+  /** Elicitations being answered now, and when the server last showed life (progress, an answer). */
+  #asking = 0;
+  #touched = 0;
+  /** What the server asked the user lately and what it got, for the results of the calls it asked in. */
+  readonly #elicited: Array<Elicited & { seq: number }> = [];
+  #elicitedSeq = 0;
 
   constructor(spec: ServerSpec, hooks: ConnectionHooks = {}) {
     this.spec = spec;
@@ -104,14 +135,19 @@ export class McpConnection {
       return transport;
     }
     const requestInit = { headers: spec.headers };
+    // Signed in with `toolbelt mcp login`: the stored tokens go with every request, refreshed and
+    // stepped up by the SDK. Not signed in: no provider, so a server that asks for OAuth fails with a
+    // message naming the login command instead of registering a client at every session start.
+    const { readSignIn, StoredOAuthProvider } = await import("./oauth.js");
+    const auth = readSignIn(spec.url)?.tokens ? { authProvider: new StoredOAuthProvider(spec) } : {};
     if (spec.transport === "sse") {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
-      return new SSEClientTransport(new URL(spec.url), { requestInit });
+      return new SSEClientTransport(new URL(spec.url), { requestInit, ...auth });
     }
     const { StreamableHTTPClientTransport } = await import(
       "@modelcontextprotocol/sdk/client/streamableHttp.js"
     );
-    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
+    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit, ...auth });
   }
 
   /** Connects and lists the tools within `timeoutMs`; never throws (the state says what happened). */
@@ -119,8 +155,39 @@ export class McpConnection {
     timeoutMs = readEnv(ENV.TOOLBELT_MCP_START_TIMEOUT_MS) ?? DEFAULT_START_TIMEOUT_MS,
   ): Promise<void> {
     const started = performance.now();
-    const client = new Client({ name: "toolbelt", version: "0.1.0" }, { capabilities: {} });
+    const elicit = this.#hooks.elicit;
+    const client = new Client(
+      { name: "toolbelt", version: "0.1.0" },
+      { capabilities: elicit ? { elicitation: { form: {} } } : {} },
+    );
     this.#client = client;
+    if (elicit)
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        const params = request.params as { message: string; requestedSchema?: unknown };
+        // A person answering is no idle server: the calls waiting on it do not time out meanwhile.
+        this.#asking++;
+        try {
+          const result = await elicit(
+            { message: params.message, requestedSchema: params.requestedSchema },
+            extra.signal,
+          );
+          this.#elicited.push({
+            seq: this.#elicitedSeq++,
+            message: params.message,
+            action: result.action,
+            by: result.by,
+            ...(result.reason ? { reason: result.reason } : {}),
+          });
+          if (this.#elicited.length > MAX_ELICITED)
+            this.#elicited.splice(0, this.#elicited.length - MAX_ELICITED);
+          return result.action === "accept"
+            ? { action: "accept", content: result.content ?? {} }
+            : { action: result.action };
+        } finally {
+          this.#asking--;
+          this.#touched = performance.now();
+        }
+      });
     try {
       const transport = await this.#transportFor(this.spec);
       // Closed while the transport module loaded: nothing was spawned or connected yet.
@@ -142,7 +209,7 @@ export class McpConnection {
       this.state = "ready";
     } catch (error) {
       this.state = "failed";
-      this.error = this.#explain(`failed to start: ${(error as Error).message}`);
+      this.error = this.#explain(`failed to start: ${signInHint(this.spec, error as Error)}`);
       await this.#shutdown();
     }
   }
@@ -204,21 +271,58 @@ export class McpConnection {
     });
   }
 
-  /** Calls one of the server's tools; failures of the server become ToolbeltErrors naming it. */
-  async callTool(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+  /**
+   * Calls one of the server's tools; failures of the server become ToolbeltErrors naming it. The call
+   * times out after TOOLBELT_MCP_CALL_TIMEOUT_MS without a sign of life (progress counts), never while
+   * the server waits for a person to answer its question; `elicited` says what it asked meanwhile.
+   */
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ result: CallToolResult; elicited: Elicited[] }> {
     const client = this.#client;
     if (this.state !== "ready" || !client) throw this.unavailable();
     const timeout = readEnv(ENV.TOOLBELT_MCP_CALL_TIMEOUT_MS) ?? DEFAULT_CALL_TIMEOUT_MS;
+    const firstElicited = this.#elicitedSeq;
+    const started = performance.now();
+    this.#touched = started;
+    const idle = new AbortController();
+    const timedOut = new Error("timed out");
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number) => {
+      timer = setTimeout(() => {
+        const now = performance.now();
+        const quiet = now - this.#touched;
+        if (now - started >= timeout * 10) idle.abort(timedOut);
+        else if (this.#asking > 0 || quiet < timeout) arm(this.#asking > 0 ? timeout : timeout - quiet);
+        else idle.abort(timedOut);
+      }, ms);
+      timer.unref?.();
+    };
+    arm(timeout);
+    const combined = signal ? AbortSignal.any([signal, idle.signal]) : idle.signal;
     try {
       const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: timeout * 10,
-        ...(signal ? { signal } : {}),
+        // The bound is the idle timer above; the SDK's own would fire while a person answers.
+        timeout: 2 ** 31 - 1,
+        onprogress: () => {
+          this.#touched = performance.now();
+        },
+        signal: combined,
       });
-      return result as CallToolResult;
+      const elicited = this.#elicited.filter((e) => e.seq >= firstElicited).map(({ seq: _seq, ...e }) => e);
+      return { result: result as CallToolResult, elicited };
     } catch (error) {
-      throw this.#callError(tool, error, timeout, signal);
+      const timeoutHit = idle.signal.aborted && !signal?.aborted;
+      throw this.#callError(
+        tool,
+        timeoutHit ? new McpError(ErrorCode.RequestTimeout, "timed out") : error,
+        timeout,
+        signal,
+      );
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -4,16 +4,46 @@ import {
   type ConfigContribution,
   type ContributedKeys,
   defineConfigSection,
+  type EventFieldsOf,
   type SectionInputs,
   type SectionValues,
   trustRules,
   type UntrustedFileSetting,
   z,
 } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 import { readMcpJsonText } from "./server-config.js";
 
 // The mcp family's config key, light (zod and core types only): the CLI validates `mcpServers`
 // without importing the MCP SDK.
+
+/**
+ * A client of the server's authorization server that is not registered dynamically: pre-registered
+ * (`client_id`, `client_secret`) or a client ID metadata document (`client_metadata_url`). Read from
+ * `mcpServers` in config only (the user's config, --config, a trusted project's configs/app.json),
+ * never from `.mcp.json`.
+ */
+const oauthSchema = z.strictObject({
+  client_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("a client registered with the authorization server beforehand"),
+  client_secret: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("that client's secret (keep it in your user config, never in a project)"),
+  client_metadata_url: z
+    .string()
+    .url()
+    .refine((u) => u.startsWith("https://"), "must be an https URL")
+    .optional()
+    .describe(
+      "an https URL serving toolbelt's client metadata, used as client_id where the server supports it",
+    ),
+});
+export type OAuthSettings = z.infer<typeof oauthSchema>;
 
 const mcpServerSchema = z.union([
   z.strictObject({
@@ -27,6 +57,7 @@ const mcpServerSchema = z.union([
     type: z.enum(["http", "streamable-http", "sse"]).optional(),
     url: z.string().url(),
     headers: z.record(z.string(), z.string()).optional(),
+    oauth: oauthSchema.optional(),
   }),
 ]);
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
@@ -64,12 +95,92 @@ function mcpJsonIgnored(root: string): UntrustedFileSetting[] {
   }
 }
 
+/** What toolbelt answers when a server asks the user for input (`elicitation/create`). */
+export const ELICITATION_POLICIES = ["ask", "decline", "accept_defaults"] as const;
+export type ElicitationPolicy = (typeof ELICITATION_POLICIES)[number];
+
 const keys = {
   mcpServers: {
     schema: z.record(z.string(), mcpServerSchema).default({}).describe("MCP servers to start, by name"),
     trust: trustRules.eachEntry("starts an MCP server"),
   },
+  "tools.mcp.elicitation": {
+    schema: z
+      .enum(ELICITATION_POLICIES)
+      .optional()
+      .describe(
+        'What a server\'s request for input gets: "ask" the person through the client (default; declined when nobody can answer), "decline" always, or "accept_defaults": accept with the defaults the request names (for unattended runs)',
+      ),
+    // An untrusted project may make toolbelt decline more, never answer on the user's behalf.
+    trust: trustRules.when(
+      (value, current) => value === "decline" || value === current,
+      "answers MCP servers' questions without asking",
+    ),
+  },
 } satisfies ContributedKeys;
+
+/** One field of an elicitation form: a flat primitive, as MCP allows (string, number, boolean, enum, multi-select). */
+export type ElicitationField = {
+  type: "string" | "number" | "integer" | "boolean" | "array";
+  title?: string;
+  description?: string;
+  default?: ElicitationValue;
+  minLength?: number;
+  maxLength?: number;
+  format?: "email" | "uri" | "date" | "date-time";
+  minimum?: number;
+  maximum?: number;
+  enum?: string[];
+  enumNames?: string[];
+  oneOf?: Array<{ const: string; title: string }>;
+  minItems?: number;
+  maxItems?: number;
+  items?: { type?: "string"; enum?: string[]; anyOf?: Array<{ const: string; title: string }> };
+};
+
+/** The form an MCP server asks to be filled: a flat object of primitive fields. */
+export interface ElicitationSchema {
+  type: "object";
+  properties: Record<string, ElicitationField>;
+  required?: string[];
+}
+
+export type ElicitationValue = string | number | boolean | string[];
+
+/** What reaches the client when a project's MCP server asks the user for input (form mode). */
+export interface ElicitationRequest {
+  elicitation_id: string;
+  /** The server's name as configured. */
+  server: string;
+  message: string;
+  requested_schema: ElicitationSchema;
+}
+
+/** The client's answer: `accept` with the form's content, `decline`, or `cancel` (dismissed). */
+export interface ElicitationResult {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, ElicitationValue>;
+  /** Why it was declined or cancelled, for the tool result and events; never sent to the server. */
+  reason?: string;
+}
+
+export const mcpEvents = defineBuiltinEvents("mcp", {
+  /** A project's MCP server asked the user for input during a call (values are never in events). */
+  elicitation_requested: {
+    elicitation_id: z.string(),
+    server: z.string(),
+    message: z.string(),
+    fields: z.array(z.string()),
+  },
+  elicitation_resolved: {
+    elicitation_id: z.string(),
+    server: z.string(),
+    action: z.enum(["accept", "decline", "cancel"]),
+    /** Who answered: `client`, or `policy` (decline / accept_defaults without asking). */
+    by: z.enum(["client", "policy"]),
+    reason: z.string().optional(),
+  },
+});
 
 export const mcpConfig: ConfigContribution<typeof keys> = defineConfigSection({
   owner: "mcp",
@@ -78,12 +189,24 @@ export const mcpConfig: ConfigContribution<typeof keys> = defineConfigSection({
   docs: "MCP servers whose tools the session offers (mcp__SERVER__TOOL).",
 });
 
-export const contributions = { config: [mcpConfig], toolKeys: ["mcp"] };
+export const contributions = { config: [mcpConfig], events: [mcpEvents], toolKeys: ["mcp"] };
 
 // Light too (no SDK): the CLI asks it before it loads the family.
 export { hasMcpServers } from "./server-config.js";
 
 declare module "@toolbelt/core" {
-  interface ContributedConfig extends SectionValues<typeof keys> {}
-  interface ContributedConfigInput extends SectionInputs<typeof keys> {}
+  interface ContributedConfig extends SectionValues<Pick<typeof keys, "mcpServers">> {}
+  interface ContributedConfigInput extends SectionInputs<Pick<typeof keys, "mcpServers">> {}
+  interface ContributedToolFields {
+    /** tools.mcp.elicitation (see ELICITATION_POLICIES). */
+    elicitation?: ElicitationPolicy;
+  }
+  interface EventMap extends EventFieldsOf<typeof mcpEvents> {}
+  interface ClientInfo {
+    /**
+     * Answers a project's MCP server that asks the user for input (elicitation, form mode). Without
+     * it, and without `ask` (questions), toolbelt does not offer elicitation to servers.
+     */
+    elicit?: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResult>;
+  }
 }

@@ -150,6 +150,18 @@ describe("results, crashes and timeouts (toy server)", () => {
     expect(echo.content).toEqual([{ type: "text", text: "HI" }]);
   });
 
+  it("times a silent call out after TOOLBELT_MCP_CALL_TIMEOUT_MS, naming the server", async () => {
+    process.env.TOOLBELT_MCP_CALL_TIMEOUT_MS = "300";
+    try {
+      const session = await open(project({ toy: toy() }), { agent: { tool_search: "off" } });
+      const stalled: Payload = await session.call("mcp__toy__stall", {});
+      expect(stalled).toMatchObject({ kind: "error", code: "ETIMEOUT", server: "toy", server_tool: "stall" });
+      expect(String(stalled.message)).toContain('MCP server "toy" did not answer stall');
+    } finally {
+      delete process.env.TOOLBELT_MCP_CALL_TIMEOUT_MS;
+    }
+  });
+
   it("caps text at shellOutputMaxChars and says so", async () => {
     const session = await open(project({ toy: toy() }), {
       agent: { tool_search: "off" },
@@ -174,7 +186,7 @@ describe("results, crashes and timeouts (toy server)", () => {
     const status = await session.callWithText("mcp_status", {});
     expect(status.payload.down).toEqual(["toy"]);
     expect(status.text).toContain("# Down: toy");
-    expect(status.text).toMatch(/other: ready, 7 tools/);
+    expect(status.text).toMatch(/other: ready, 9 tools/);
     // The bound mcp_status tells the model which servers are down without a call.
     const described = session.bind().tools.find((t) => t.name === "mcp_status")?.description;
     expect(described).toContain("Down now: toy.");

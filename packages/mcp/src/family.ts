@@ -12,6 +12,7 @@ import {
 } from "@toolbelt/core";
 import { McpConnection, mcpDepth } from "./connection.js";
 import { contributions } from "./contrib.js";
+import { answerElicitation, offersElicitation } from "./elicitation.js";
 import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
 import { MCP_LIMITS, planTools, type ServerToolPlan } from "./tools.js";
 
@@ -210,8 +211,16 @@ export async function startServers(session: Session): Promise<McpServers> {
   const announceStatus = () => {
     if (!session.closed) session.registerTools("mcp", [mcpStatusTool(servers.down())]);
   };
+  const asks = offersElicitation(session);
   const connections = specs.map(
-    (spec) => new McpConnection(spec, { onToolsChanged: register, onDown: announceStatus }),
+    (spec) =>
+      new McpConnection(spec, {
+        onToolsChanged: register,
+        onDown: announceStatus,
+        ...(asks
+          ? { elicit: (params, signal) => answerElicitation(session, spec.name, params, signal) }
+          : {}),
+      }),
   );
   servers.connections.push(...connections);
   await Promise.all(connections.map((c) => c.start()));
@@ -245,6 +254,15 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
     );
   }
   await Promise.all(connections.map((c) => c.close()));
+  // Every HTTP server's sign-in (`toolbelt mcp login`), whether or not it asks for one.
+  const { signInState } = await import("./oauth.js");
+  for (const spec of specs)
+    if (spec.transport !== "stdio")
+      checks.push({
+        name: `auth ${spec.name}`,
+        status: "ok",
+        detail: `${signInState(spec.url)} (${spec.url})`,
+      });
   if (checks.length === 0)
     checks.push({ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" });
   return checks;

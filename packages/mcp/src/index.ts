@@ -19,6 +19,8 @@ export {
   type ServerStatus,
   startServers,
 } from "./family.js";
+export { type LoginOptions, type LoginResult, login } from "./login.js";
+export { oauthDir, oauthFile, removeSignIn, signInState } from "./oauth.js";
 export type { McpResults } from "./results.js";
 export {
   describeSpec,

@@ -28,6 +28,28 @@ afterEach(() => {
 const TRUSTED = { projectTrusted: true };
 
 describe("readServerSpecs", () => {
+  it("takes an OAuth client (pre-registered, or a metadata document) from config only, never from .mcp.json", () => {
+    process.env.TB_TEST_OAUTH_SECRET = "s3cret";
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, expanded by toolbelt
+    const oauth = { client_id: "mine", client_secret: "${TB_TEST_OAUTH_SECRET}" };
+    const dir = root({ mcpServers: { issues: { type: "http", url: "https://a.example/mcp", oauth } } });
+    const fromFile = readServerSpecs(dir, parse({}), TRUSTED).servers[0];
+    expect(fromFile).toMatchObject({ name: "issues", source: ".mcp.json" });
+    expect(fromFile).not.toHaveProperty("oauth");
+    const config = parse({ mcpServers: { issues: { url: "https://a.example/mcp", oauth } } });
+    expect(readServerSpecs(dir, config, TRUSTED).servers[0]).toMatchObject({
+      source: "config",
+      oauth: { client_id: "mine", client_secret: "s3cret" },
+    });
+    expect(() =>
+      parse({
+        mcpServers: {
+          x: { url: "https://a.example/mcp", oauth: { client_metadata_url: "http://a.example/c.json" } },
+        },
+      }),
+    ).toThrow(/https/);
+  });
+
   it("reads stdio and http servers from .mcp.json, ignoring keys other agents add", () => {
     const dir = root({
       mcpServers: {

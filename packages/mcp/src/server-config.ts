@@ -5,7 +5,7 @@ import { ToolbeltError, z } from "@toolbelt/core";
 import { MCP_JSON } from "@toolbelt/core/config-paths";
 import type { BoundedFile } from "@toolbelt/core/internal";
 import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile } from "@toolbelt/core/internal";
-import type { McpServerConfig } from "./contrib.js";
+import type { McpServerConfig, OAuthSettings } from "./contrib.js";
 
 /** The file, at the project root, in the common `{ "mcpServers": { ... } }` format (named once, in core). */
 export { MCP_JSON };
@@ -28,6 +28,8 @@ export type HttpServerSpec = {
   transport: "http" | "sse";
   url: string;
   headers: Record<string, string>;
+  /** A client that is not registered dynamically (config only, never .mcp.json). */
+  oauth?: OAuthSettings;
   source: string;
 };
 
@@ -114,8 +116,17 @@ type RawEntry = {
   headers?: Record<string, string> | undefined;
 };
 
-/** Turns one validated entry into a spec; throws an Error whose message names the key. */
-function toSpec(name: string, entry: RawEntry, root: string, source: string): ServerSpec {
+/**
+ * Turns one validated entry into a spec; throws an Error whose message names the key. `oauth` comes
+ * from config entries only: a project's .mcp.json never names the client toolbelt signs in as.
+ */
+function toSpec(
+  name: string,
+  entry: RawEntry,
+  root: string,
+  source: string,
+  oauth?: OAuthSettings,
+): ServerSpec {
   const expand = (key: string, value: string): string => {
     try {
       return expandEnv(value);
@@ -150,6 +161,16 @@ function toSpec(name: string, entry: RawEntry, root: string, source: string): Se
       transport: entry.type === "sse" ? "sse" : "http",
       url,
       headers: expandRecord("headers", entry.headers),
+      ...(oauth
+        ? {
+            oauth: {
+              ...oauth,
+              ...(oauth.client_secret
+                ? { client_secret: expand("oauth.client_secret", oauth.client_secret) }
+                : {}),
+            },
+          }
+        : {}),
       source,
     };
   }
@@ -260,7 +281,7 @@ export function readServerSpecs(
   const fileProblems = readMcpJson(root, specs, options.projectTrusted);
   for (const [name, entry] of Object.entries(config.mcpServers ?? {}) as Array<[string, McpServerConfig]>) {
     try {
-      specs.set(name, toSpec(name, entry, root, "config"));
+      specs.set(name, toSpec(name, entry, root, "config", "oauth" in entry ? entry.oauth : undefined));
     } catch (error) {
       specs.set(name, {
         name,

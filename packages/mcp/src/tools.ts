@@ -14,6 +14,7 @@ import {
   z,
 } from "@toolbelt/core";
 import type { McpConnection } from "./connection.js";
+import type { Elicited } from "./elicitation.js";
 
 const mcpContent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
@@ -40,6 +41,15 @@ const mcpContent = z.discriminatedUnion("type", [
   }),
 ]);
 
+const elicitationNote = z.object({
+  message: z.string().describe("what the server asked"),
+  action: z.enum(["accept", "decline", "cancel"]),
+  by: z
+    .enum(["client", "policy"])
+    .describe("`client`: a person or the client answered; `policy`: toolbelt did"),
+  reason: z.string().optional().describe("why it was declined or cancelled"),
+});
+
 /** What a tool of an MCP server returns in the session (an `isError` result becomes an error payload). */
 export const mcpResultPayload = z.object({
   kind: z.literal("mcp_result"),
@@ -51,6 +61,10 @@ export const mcpResultPayload = z.object({
     .object({ chars: z.number().int(), cap: z.number().int() })
     .optional()
     .describe("text beyond the cap was cut; says how much there was"),
+  elicitations: z
+    .array(elicitationNote)
+    .optional()
+    .describe("what the server asked the user during the call (elicitation) and what it got"),
 });
 
 export type McpContent = z.output<typeof mcpContent>;
@@ -151,6 +165,7 @@ export function payloadOf(
   tool: string,
   result: CallToolResult,
   limits: Pick<Limits, "shellOutputMaxChars" | "fileReadMaxImageBytes">,
+  elicited: Elicited[] = [],
 ): McpResultPayload | ErrorPayload {
   const content: McpContent[] = [];
   let chars = 0;
@@ -202,15 +217,27 @@ export function payloadOf(
       .map((c) => (c.type === "text" ? c.text : c.type === "resource" ? (c.text ?? c.uri) : ""))
       .filter(Boolean)
       .join("\n");
-    return errorPayload("ETOOL_FAILED", message || `${tool} failed on MCP server "${server}"`, {
+    const asked = elicited.length ? `\n${elicitationLines(elicited).join("\n")}` : "";
+    return errorPayload("ETOOL_FAILED", `${message || `${tool} failed on MCP server "${server}"`}${asked}`, {
       server,
       server_tool: tool,
+      ...(elicited.length ? { elicitations: elicited } : {}),
     });
   }
   const payload: McpResultPayload = { kind: "mcp_result", server, tool, content };
   if (result.structuredContent !== undefined) payload.structured = result.structuredContent;
   if (total > chars) payload.truncated = { chars: total, cap };
+  if (elicited.length) payload.elicitations = elicited;
   return payload;
+}
+
+/** One line per question the server asked during a call: what it asked and what it got. */
+function elicitationLines(elicited: Elicited[]): string[] {
+  return elicited.map((e) => {
+    const who = e.by === "policy" ? "toolbelt" : "the client";
+    const what = e.action === "accept" ? "accepted" : e.action === "decline" ? "declined" : "cancelled";
+    return `[the server asked: ${JSON.stringify(e.message)}; ${who} ${what}${e.reason ? `: ${e.reason}` : ""}]`;
+  });
 }
 
 /** Text first, media and resources as one-line notes; structured content when nothing else was said. */
@@ -233,6 +260,8 @@ export function renderResult(payload: McpResultPayload): string {
   });
   let body = lines.filter((l) => l !== "").join("\n");
   if (!body && payload.structured !== undefined) body = JSON.stringify(payload.structured, null, 2);
+  if (payload.elicitations?.length)
+    body = [...elicitationLines(payload.elicitations), body].filter(Boolean).join("\n");
   return renderText(
     [
       ["Kind", payload.kind],
@@ -270,12 +299,12 @@ export function toSessionTool(
       annotations: annotationsOf(tool),
       output: mcpResultPayload,
       async execute(input, ctx): Promise<McpResultPayload | ErrorPayload> {
-        const result = await connection.callTool(
+        const { result, elicited } = await connection.callTool(
           tool.name,
           (input ?? {}) as Record<string, unknown>,
           ctx.signal,
         );
-        return payloadOf(server, tool.name, result, ctx.limits);
+        return payloadOf(server, tool.name, result, ctx.limits, elicited);
       },
       render: (payload: McpResultPayload) => renderResult(payload),
     }),

@@ -15,6 +15,7 @@ import {
 } from "@toolbelt/core";
 import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
 import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
+import { elicitByQuestions } from "./elicitation.js";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 
 export interface ToolbeltOptions
@@ -216,8 +217,15 @@ export async function openToolbelt(options: CliToolbeltOptions): Promise<Session
     familyContributionsOnly: _own,
     ...sessionOptions
   } = options;
-  return createSession({
+  // A client that asks questions but brings no `elicit` answers MCP servers' forms through its
+  // questions. Spread, not copied: the capabilities array stays the one the HTTP API updates in place.
+  let session: Session | undefined;
+  const given = sessionOptions.client;
+  const client =
+    given?.ask && !given.elicit ? { ...given, elicit: elicitByQuestions(given, () => session) } : given;
+  session = await createSession({
     ...sessionOptions,
+    ...(client ? { client } : {}),
     config,
     trust,
     // Every built-in family's keys and events are known, loaded or not: one config serves every run
@@ -225,4 +233,5 @@ export async function openToolbelt(options: CliToolbeltOptions): Promise<Session
     contributions,
     plugins: [...families, ...extra, trustNotice(trust)],
   });
+  return session;
 }

@@ -27,8 +27,12 @@ export function parseTypedAnswer(
   question: QuestionRequest["questions"][number],
 ): { options: number[] } | { text: string } | { retry: string } {
   const trimmed = line.trim();
-  if (trimmed === "") return { retry: "type an option number or your own answer" };
-  if (/^\d+([\s,]+\d+)*$/.test(trimmed)) {
+  if (trimmed === "")
+    return {
+      retry: question.options.length ? "type an option number or your own answer" : "type your answer",
+    };
+  // Without options a typed number is the answer itself (an MCP server's form asking for a number).
+  if (question.options.length > 0 && /^\d+([\s,]+\d+)*$/.test(trimmed)) {
     const picked = [...new Set(trimmed.split(/[\s,]+/).map((n) => Number(n) - 1))];
     if (picked.some((n) => n < 0 || n >= question.options.length))
       return { retry: `choose numbers from 1 to ${question.options.length}` };
@@ -112,8 +116,9 @@ export function terminalClient(options: TerminalClientOptions = {}): ClientInfo 
               output.write(`  ${n + 1}. ${shown(option)}\n`);
             });
             const hint = q.multiple ? "numbers (e.g. 1,3)" : "a number";
+            const prompt = q.options.length ? `Answer with ${hint} or your own words: ` : "Answer: ";
             for (;;) {
-              const parsed = parseTypedAnswer(await ask(`Answer with ${hint} or your own words: `), q);
+              const parsed = parseTypedAnswer(await ask(prompt), q);
               if ("retry" in parsed) {
                 output.write(`  ${parsed.retry}\n`);
                 continue;

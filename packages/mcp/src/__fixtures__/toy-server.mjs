@@ -3,6 +3,8 @@
 // TOY_MODE=hang never answers initialize; TOY_MODE=exit dies at once; TOY_PID_FILE records the pid.
 // TOY_MODE=http serves streamable HTTP (stateless) on a free port, printed as "listening <port>", and
 // refuses requests without "Authorization: Bearer $TOY_TOKEN".
+// Tool "order" asks the user for input (elicitation/create) and reports what came back; TOY_FORM=bad
+// sends a form with a nested object (which no client may show).
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -60,6 +62,18 @@ if (process.env.TOY_MODE === "hang") {
       inputSchema: object({ name: { type: "string" } }, ["name"]),
     },
     {
+      name: "order",
+      description: "Asks the user for an order (elicitation) and reports the answer.",
+      inputSchema: object({}),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "stall",
+      description: "Never answers.",
+      inputSchema: object({}),
+      annotations: { readOnlyHint: true },
+    },
+    {
       name: "env",
       description: "Read an environment variable of the server process.",
       inputSchema: object({ name: { type: "string" } }, ["name"]),
@@ -106,6 +120,27 @@ if (process.env.TOY_MODE === "hang") {
         });
         await server.sendToolListChanged();
         return { content: [{ type: "text", text: `added ${String(args.name)}` }] };
+      case "order": {
+        if (!server.getClientCapabilities()?.elicitation)
+          return { content: [{ type: "text", text: "no elicitation: the client cannot ask" }], isError: true };
+        const requestedSchema =
+          process.env.TOY_FORM === "bad"
+            ? object({ address: { type: "object", properties: { street: { type: "string" } } } })
+            : object(
+                {
+                  item: { type: "string", title: "Item", enum: ["tea", "coffee"], default: "tea" },
+                  cups: { type: "integer", description: "How many", minimum: 1, maximum: 9, default: 2 },
+                  note: { type: "string", description: "A note for the kitchen" },
+                  email: { type: "string", format: "email" },
+                  sugar: { type: "boolean", default: false },
+                },
+                ["item", "cups"],
+              );
+        const answer = await server.elicitInput({ message: "What would you like?", requestedSchema });
+        return { content: [{ type: "text", text: `order: ${JSON.stringify(answer)}` }] };
+      }
+      case "stall":
+        return new Promise(() => {});
       case "env":
         return { content: [{ type: "text", text: process.env[String(args.name)] ?? "(unset)" }] };
       default:

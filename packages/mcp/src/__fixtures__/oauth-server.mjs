@@ -1,0 +1,100 @@
+// A real OAuth-protected MCP server for tests: the SDK's authorization-server router (RFC 8414 and
+// RFC 9728 metadata, dynamic client registration, PKCE) over a small in-memory provider that
+// approves every authorization at once, and a streamable-HTTP MCP endpoint at /mcp behind a bearer
+// check. Prints {"url": "<mcp url>"} on stdout when listening.
+// OAUTH_EXPIRES_IN: seconds an access token lives (default 3600); OAUTH_LOG: a file each
+// token-endpoint grant and each /mcp bearer is appended to (as "grant <type>" / "bearer <token>").
+import { randomBytes } from "node:crypto";
+import { appendFileSync } from "node:fs";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
+import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import express from "express";
+
+const expiresIn = Number(process.env.OAUTH_EXPIRES_IN ?? 3600);
+const log = (line) => {
+  if (process.env.OAUTH_LOG) appendFileSync(process.env.OAUTH_LOG, `${line}\n`);
+};
+const token = (kind) => `${kind}-${randomBytes(12).toString("hex")}`;
+
+const clients = new Map();
+const codes = new Map();
+const access = new Map();
+const refresh = new Map();
+
+const provider = {
+  clientsStore: {
+    getClient: async (id) => clients.get(id),
+    registerClient: async (client) => {
+      const full = { ...client, client_id: token("client"), client_id_issued_at: Math.floor(Date.now() / 1000) };
+      clients.set(full.client_id, full);
+      return full;
+    },
+  },
+  async authorize(client, params, res) {
+    const code = token("code");
+    codes.set(code, { client: client.client_id, challenge: params.codeChallenge, scopes: params.scopes ?? [], resource: params.resource?.href });
+    const target = new URL(params.redirectUri);
+    target.searchParams.set("code", code);
+    if (params.state) target.searchParams.set("state", params.state);
+    res.redirect(target.href);
+  },
+  async challengeForAuthorizationCode(_client, code) {
+    return codes.get(code)?.challenge;
+  },
+  issue(clientId, scopes, resource) {
+    const at = token("at");
+    const rt = token("rt");
+    access.set(at, { clientId, scopes, expiresAt: Math.floor(Date.now() / 1000) + expiresIn, resource });
+    refresh.set(rt, { clientId, scopes, resource });
+    return { access_token: at, refresh_token: rt, token_type: "bearer", expires_in: expiresIn, scope: scopes.join(" ") };
+  },
+  async exchangeAuthorizationCode(client, code) {
+    const grant = codes.get(code);
+    if (!grant || grant.client !== client.client_id) throw new Error("unknown code");
+    codes.delete(code);
+    log(`grant authorization_code resource=${grant.resource}`);
+    return this.issue(client.client_id, grant.scopes, grant.resource);
+  },
+  async exchangeRefreshToken(client, rt) {
+    const grant = refresh.get(rt);
+    if (!grant || grant.clientId !== client.client_id) throw new Error("unknown refresh token");
+    refresh.delete(rt);
+    log("grant refresh_token");
+    return this.issue(client.client_id, grant.scopes, grant.resource);
+  },
+  async verifyAccessToken(at) {
+    const grant = access.get(at);
+    if (!grant || grant.expiresAt <= Math.floor(Date.now() / 1000)) throw new InvalidTokenError("invalid or expired token");
+    log(`bearer ${at}`);
+    return { token: at, clientId: grant.clientId, scopes: grant.scopes, expiresAt: grant.expiresAt };
+  },
+};
+
+const app = express();
+const server = app.listen(0, "127.0.0.1", () => {
+  const base = new URL(`http://127.0.0.1:${server.address().port}`);
+  const mcpUrl = new URL("/mcp", base);
+  app.use(mcpAuthRouter({ provider, issuerUrl: base, resourceServerUrl: mcpUrl, scopesSupported: ["tools"] }));
+  app.use(express.json());
+  app.post(
+    "/mcp",
+    requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }),
+    async (req, res) => {
+      const mcp = new McpServer({ name: "oauth-toy", version: "1.0.0" });
+      mcp.registerTool("whoami", { description: "Says which client called.", annotations: { readOnlyHint: true } }, async (extra) => ({
+        content: [{ type: "text", text: `hello, ${extra.authInfo?.clientId ?? "nobody"}` }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on("close", () => {
+        transport.close();
+        mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    },
+  );
+  process.stdout.write(`${JSON.stringify({ url: mcpUrl.href })}\n`);
+});

@@ -1,0 +1,284 @@
+import { createHash, randomBytes } from "node:crypto";
+import { promises as fs, readFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import { ToolbeltError } from "@toolbelt/core";
+import { userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
+import type { HttpServerSpec } from "./server-config.js";
+
+// OAuth 2.1 for a project's HTTP MCP servers. The MCP SDK does the protocol (protected-resource and
+// authorization-server metadata discovery, dynamic client registration, PKCE S256, the `resource`
+// parameter, scope selection, step-up on `insufficient_scope`, refresh); this file keeps what it
+// learns — the registered client and the tokens — in the user's config folder, one 0600 file per
+// server URL, and runs the browser sign-in of `toolbelt mcp login` on a loopback redirect.
+//
+// Tokens are keyed by the server's URL, not by the name a config gives it: a project that names its
+// own server like one the user signed in to never gets that server's tokens sent to its URL.
+
+/** The folder of the stored sign-ins: `<user config>/mcp-oauth`, 0700. */
+export function oauthDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(userConfigDir(env), "mcp-oauth");
+}
+
+/** The file holding the sign-in for one server URL. */
+export function oauthFile(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  const key = createHash("sha256").update(url).digest("hex").slice(0, 32);
+  return path.join(oauthDir(env), `${key}.json`);
+}
+
+/** What is kept per server URL. Never logged, never in events or results. */
+export interface StoredSignIn {
+  url: string;
+  client?: OAuthClientInformationMixed;
+  tokens?: OAuthTokens;
+  /** When the tokens were saved (ms since the epoch), to tell their expiry from `expires_in`. */
+  saved_at?: number;
+}
+
+export function readSignIn(url: string, env: NodeJS.ProcessEnv = process.env): StoredSignIn | undefined {
+  let text: string;
+  try {
+    text = readFileSync(oauthFile(url, env), "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const stored = JSON.parse(text) as StoredSignIn;
+    // A file that names another URL (a hash collision, a hand edit) is never used for this one.
+    return stored.url === url ? stored : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeSignIn(stored: StoredSignIn, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const dir = oauthDir(env);
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fs.chmod(dir, 0o700);
+  const file = oauthFile(stored.url, env);
+  await writeFileAtomic(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+  // An existing file keeps its mode through the rename: make sure it is the owner's alone.
+  await fs.chmod(file, 0o600);
+}
+
+/** Removes the sign-in of a server URL; whether there was one. */
+export async function removeSignIn(url: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  try {
+    await fs.unlink(oauthFile(url, env));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/** How a server's sign-in stands, for `doctor` and `mcp_status` (never the tokens themselves). */
+export function signInState(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  const stored = readSignIn(url, env);
+  if (!stored?.tokens) return "not signed in";
+  const expires =
+    stored.tokens.expires_in !== undefined && stored.saved_at !== undefined
+      ? stored.saved_at + stored.tokens.expires_in * 1000
+      : undefined;
+  const refresh = stored.tokens.refresh_token ? ", refreshable" : "";
+  const scope = stored.tokens.scope ? `, scope "${stored.tokens.scope}"` : "";
+  if (expires === undefined) return `signed in${scope}${refresh}`;
+  const when = new Date(expires).toISOString();
+  return expires > Date.now()
+    ? `signed in until ${when}${scope}${refresh}`
+    : `sign-in expired at ${when}${scope}${refresh}`;
+}
+
+/** The error of a server that wants a sign-in toolbelt cannot do by itself in a session. */
+export function needsLogin(server: string, why: string): ToolbeltError {
+  return new ToolbeltError(
+    "EUNAVAILABLE",
+    `MCP server "${server}" ${why}: run \`toolbelt mcp login ${server}\``,
+    {
+      details: { server },
+    },
+  );
+}
+
+export interface SignInOptions {
+  /**
+   * Shows the user the authorization URL (opens a browser, prints it). Without it — in a session —
+   * a server that needs a new authorization fails with a message naming `toolbelt mcp login`.
+   */
+  authorize?: (url: URL) => void | Promise<void>;
+  /** The loopback redirect of the sign-in. */
+  redirectUrl?: string;
+  /** Checked against the `state` the redirect brings back. */
+  state?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The SDK's client-side OAuth hooks, backed by the stored sign-in of one server URL. */
+export class StoredOAuthProvider implements OAuthClientProvider {
+  #verifier: string | undefined;
+
+  constructor(
+    readonly spec: HttpServerSpec,
+    readonly options: SignInOptions = {},
+  ) {}
+
+  /** A client ID metadata document's URL, used as client_id where the server supports it (SEP-991). */
+  get clientMetadataUrl(): string | undefined {
+    return this.spec.oauth?.client_metadata_url;
+  }
+
+  get redirectUrl(): string | undefined {
+    const client = this.#stored()?.client;
+    return (
+      this.options.redirectUrl ?? (client && "redirect_uris" in client ? client.redirect_uris[0] : undefined)
+    );
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "toolbelt",
+      redirect_uris: this.redirectUrl ? [this.redirectUrl] : [],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+
+  state(): string {
+    return this.options.state ?? randomBytes(16).toString("hex");
+  }
+
+  #stored(): StoredSignIn | undefined {
+    return readSignIn(this.spec.url, this.options.env);
+  }
+
+  async #update(change: (stored: StoredSignIn) => StoredSignIn): Promise<void> {
+    await writeSignIn(change(this.#stored() ?? { url: this.spec.url }), this.options.env);
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    // A pre-registered client (config) is used as given, never replaced by a registration.
+    const own = this.spec.oauth;
+    if (own?.client_id)
+      return { client_id: own.client_id, ...(own.client_secret ? { client_secret: own.client_secret } : {}) };
+    const client = this.#stored()?.client;
+    // A client registered for another loopback port cannot receive this sign-in's redirect.
+    const redirect = this.options.redirectUrl;
+    if (client && redirect && "redirect_uris" in client && !client.redirect_uris.includes(redirect))
+      return undefined;
+    return client;
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // The secret of a pre-registered client stays in the config it came from, not in a second file.
+    if (this.spec.oauth?.client_id) return;
+    await this.#update((s) => ({ ...s, client }));
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.#stored()?.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.#update((s) => ({ ...s, tokens, saved_at: Date.now() }));
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (!this.options.authorize)
+      throw needsLogin(this.spec.name, "needs you to sign in again (its authorization server asks for it)");
+    await this.options.authorize(url);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.#verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.#verifier) throw new Error("no sign-in is in progress");
+    return this.#verifier;
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    if (scope === "verifier" || scope === "discovery") {
+      if (scope === "verifier") this.#verifier = undefined;
+      return;
+    }
+    await this.#update((s) => {
+      const { client, tokens, saved_at, ...rest } = s;
+      if (scope === "client") return { ...rest, ...(tokens ? { tokens, saved_at } : {}) };
+      if (scope === "tokens") return { ...rest, ...(client ? { client } : {}) };
+      return rest;
+    });
+  }
+}
+
+/** A loopback HTTP listener for the redirect of one sign-in. */
+export interface LoopbackRedirect {
+  url: string;
+  state: string;
+  /** The authorization code, once the browser comes back; rejects on an error redirect. */
+  code: Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Listens on 127.0.0.1 (`port`, or any free one) for `/callback?code=...&state=...`. */
+export async function listenForRedirect(port = 0): Promise<LoopbackRedirect> {
+  const state = randomBytes(16).toString("hex");
+  let settle: { resolve: (code: string) => void; reject: (error: Error) => void } | undefined;
+  const code = new Promise<string>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  // Nobody may be awaiting yet (the browser can be quicker than the caller).
+  code.catch(() => {});
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (url.pathname !== "/callback") {
+      res.writeHead(404).end();
+      return;
+    }
+    // Another page's redirect (or a forged one) carries another state: it is refused, not used.
+    if (url.searchParams.get("state") !== state) {
+      res
+        .writeHead(400, { "content-type": "text/plain" })
+        .end("toolbelt: this sign-in link is not the one toolbelt started\n");
+      return;
+    }
+    const error = url.searchParams.get("error");
+    const got = url.searchParams.get("code");
+    res.writeHead(error || !got ? 400 : 200, { "content-type": "text/plain" });
+    if (error || !got) {
+      res.end("toolbelt: the sign-in failed; see your terminal\n");
+      const described = url.searchParams.get("error_description");
+      settle?.reject(
+        new Error(
+          `the authorization server answered ${error ?? "no code"}${described ? `: ${described}` : ""}`,
+        ),
+      );
+      return;
+    }
+    res.end("toolbelt: signed in; you may close this tab\n");
+    settle?.resolve(got);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  return {
+    url: `http://127.0.0.1:${bound}/callback`,
+    state,
+    code,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

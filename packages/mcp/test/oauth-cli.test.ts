@@ -1,0 +1,117 @@
+// End to end: a project's HTTP MCP server behind OAuth (the oauth-server fixture: the SDK's
+// authorization-server router, dynamic registration, PKCE), signed in to with the built CLI's
+// `toolbelt mcp login` — the test plays the browser — used by `exec`, shown by `doctor`, refreshed
+// when the access token has expired, and forgotten by `toolbelt mcp logout`.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
+import { cli, login, project, startServer, tempDir } from "./oauth-harness.js";
+
+beforeAll(assertBuilt);
+
+const call = `${JSON.stringify({ id: "1", tool: "mcp__remote__whoami", input: {} })}\n`;
+
+describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, () => {
+  it("login stores the tokens 0600 in the user config folder; exec uses them; doctor shows it; logout forgets them", async () => {
+    const { url, log } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+
+    // Not signed in: the server is reported with the command that fixes it.
+    const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
+    const before = await cli(["exec", "--root", root], userDir, status);
+    expect(before.stdout).toContain("it asks for a sign-in");
+    expect(before.stdout).toContain("run `toolbelt mcp login remote`");
+
+    const signed = await login(root, userDir);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.stderr).toContain('signed in to MCP server "remote" (1 tools)');
+    // The authorization request named this server as the resource (RFC 8707).
+    expect(readFileSync(log, "utf8")).toContain(`grant authorization_code resource=${url}`);
+
+    const files = readdirSync(path.join(userDir, "mcp-oauth"));
+    expect(files).toHaveLength(1);
+    const file = path.join(userDir, "mcp-oauth", files[0] as string);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(path.join(userDir, "mcp-oauth")).mode & 0o777).toBe(0o700);
+    const stored = JSON.parse(readFileSync(file, "utf8")) as {
+      url: string;
+      tokens: { access_token: string };
+    };
+    expect(stored.url).toBe(url);
+    // Nothing in the project.
+    expect(readdirSync(root).sort()).toEqual([".mcp.json", "configs"]);
+
+    const run = await cli(["exec", "--root", root, "--events", "--allow", "mcp"], userDir, call);
+    const answer = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id?: string; result?: { content?: Array<{ text: string }> } })
+      .find((l) => l.id === "1");
+    expect(answer?.result?.content?.[0]?.text).toMatch(/^hello, client-/);
+
+    const doctor = await cli(["doctor", "--root", root, "--format", "json"], userDir);
+    expect(doctor.stdout).toMatch(/"name":\s*"auth remote"[^}]*signed in until/);
+
+    // The token never reaches what toolbelt writes: results, events, doctor, the login's own output.
+    for (const out of [signed, run, doctor]) {
+      expect(out.stdout).not.toContain(stored.tokens.access_token);
+      expect(out.stderr).not.toContain(stored.tokens.access_token);
+    }
+
+    const out = await cli(["mcp", "logout", "remote", "--root", root], userDir);
+    expect(out.stderr).toContain('signed out of MCP server "remote"');
+    expect(readdirSync(path.join(userDir, "mcp-oauth"))).toEqual([]);
+    const after = await cli(["exec", "--root", root], userDir, status);
+    expect(after.stdout).toContain("run `toolbelt mcp login remote`");
+  });
+
+  it("an expired access token is refreshed with the stored refresh token, and the new tokens are stored", async () => {
+    const { url, log } = await startServer({ OAUTH_EXPIRES_IN: "1" });
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+    expect((await login(root, userDir)).code).toBe(0);
+    const file = path.join(userDir, "mcp-oauth", readdirSync(path.join(userDir, "mcp-oauth"))[0] as string);
+    const first = (JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string } }).tokens
+      .access_token;
+    // The fixture's tokens live one second: wait on the server refusing the stored one, not on a clock.
+    await expect
+      .poll(
+        async () =>
+          (await fetch(url, { method: "POST", headers: { authorization: `Bearer ${first}` } })).status,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(401);
+    const run = await cli(["exec", "--root", root, "--allow", "mcp"], userDir, call);
+    expect(run.stdout).toContain("hello, client-");
+    expect(readFileSync(log, "utf8")).toContain("grant refresh_token");
+    const now = (JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string } }).tokens
+      .access_token;
+    expect(now).not.toBe(first);
+  });
+
+  it("login times out clearly when nobody comes back from the sign-in page", async () => {
+    const { url } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+    const run = await cli(
+      ["mcp", "login", "remote", "--root", root, "--no-browser", "--timeout", "1"],
+      userDir,
+    );
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("open this URL in a browser");
+    expect(run.stderr).toContain("nobody came back from the sign-in page within 1s");
+  });
+
+  it("an untrusted project's server cannot be signed in to (its .mcp.json is not read)", async () => {
+    const { url } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+    const run = await cli(["mcp", "login", "remote", "--root", root, "--no-trust", "--no-browser"], userDir);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).not.toContain("/authorize");
+  });
+});

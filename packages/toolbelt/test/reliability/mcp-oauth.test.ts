@@ -1,0 +1,94 @@
+// Attacks on the OAuth sign-in of a project's MCP servers, against the built CLI with a real
+// OAuth-protected server (packages/mcp/src/__fixtures__/oauth-server.mjs):
+// - the tokens never reach anything toolbelt writes: results, events, stderr, doctor, mcp_status,
+//   files under the project or the user config folder other than the sign-in file itself;
+// - a trusted project that names its own server like the one the user signed in to (same name,
+//   another URL) gets no token sent to its URL: tokens are keyed by URL, not by name.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cli, login, project, startServer, tempDir } from "../../../mcp/test/oauth-harness.js";
+import { assertBuilt } from "../cli-harness.js";
+
+beforeAll(assertBuilt);
+
+/** Every regular file under `dir`, recursively, with its text. */
+function filesUnder(dir: string): Array<{ file: string; text: string }> {
+  const out: Array<{ file: string; text: string }> = [];
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name);
+    const st = statSync(file);
+    if (st.isDirectory()) out.push(...filesUnder(file));
+    else if (st.isFile()) out.push({ file, text: readFileSync(file, "utf8") });
+  }
+  return out;
+}
+
+describe("attack: MCP OAuth tokens", { timeout: 180_000 }, () => {
+  it("a signed-in run writes neither the access nor the refresh token anywhere but the sign-in file", async () => {
+    const { url } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-attack-user-");
+    const signed = await login(root, userDir);
+    expect(signed.code, signed.stderr).toBe(0);
+    const [signIn] = readdirSync(path.join(userDir, "mcp-oauth"));
+    const signInFile = path.join(userDir, "mcp-oauth", signIn as string);
+    const { tokens } = JSON.parse(readFileSync(signInFile, "utf8")) as {
+      tokens: { access_token: string; refresh_token: string };
+    };
+    const secrets = [tokens.access_token, tokens.refresh_token];
+
+    const calls = [
+      { id: "1", tool: "mcp__remote__whoami", input: {} },
+      { id: "2", tool: "mcp_status", input: {} },
+      // A call the server refuses: its error travels back through toolbelt too.
+      { id: "3", tool: "mcp__remote__nope", input: {} },
+    ]
+      .map((c) => JSON.stringify(c))
+      .join("\n");
+    const runs = [
+      signed,
+      await cli(["exec", "--root", root, "--events", "--allow", "mcp"], userDir, `${calls}\n`),
+      await cli(["run", "mcp__remote__whoami", "--root", root, "--input", "{}", "--events"], userDir),
+      await cli(["doctor", "--root", root], userDir),
+      await cli(["doctor", "--root", root, "--format", "json"], userDir),
+      await cli(["mcp", "login", "remote", "--root", root, "--no-browser"], userDir),
+    ];
+    // The run really used the token (or the test proves nothing).
+    expect(runs[1]?.stdout).toContain("hello, client-");
+    for (const run of runs)
+      for (const secret of secrets) {
+        expect(run.stdout).not.toContain(secret);
+        expect(run.stderr).not.toContain(secret);
+      }
+    const written = [...filesUnder(root), ...filesUnder(userDir).filter((f) => f.file !== signInFile)];
+    for (const { file, text } of written)
+      for (const secret of secrets) expect(text, `${file} holds a token`).not.toContain(secret);
+  });
+
+  it("a project naming its own server like the signed-in one (another URL) is sent no token", async () => {
+    const { url } = await startServer();
+    const userDir = tempDir("tb-oauth-attack-user-");
+    expect((await login(project(url), userDir)).code).toBe(0);
+
+    // The attacker's server: records every Authorization header it is sent, answers 401.
+    const seen: string[] = [];
+    const thief = createServer((req, res) => {
+      seen.push(req.headers.authorization ?? "");
+      res.writeHead(401, { "content-type": "application/json" }).end('{"error":"invalid_token"}');
+    });
+    await new Promise<void>((resolve) => thief.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (thief.address() as { port: number }).port;
+      const hostile = project(`http://127.0.0.1:${port}/mcp`);
+      const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
+      const run = await cli(["exec", "--root", hostile], userDir, status);
+      expect(run.stdout).toContain("run `toolbelt mcp login remote`");
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.filter((h) => h !== "")).toEqual([]);
+    } finally {
+      thief.close();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// The client under test for the MCP conformance suite (`conformance client --command ...`): the suite
+// appends its test server's URL and names the scenario in MCP_CONFORMANCE_SCENARIO. This connects
+// toolbelt's own MCP client — a session made by the built SDK whose config names that URL as an HTTP
+// server, the same path a project's `.mcp.json` takes — and calls every tool the server lists.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { login, readServerSpecs } from "../../packages/mcp/dist/index.js";
+import { createToolbelt } from "../../packages/toolbelt/dist/index.js";
+
+const url = process.argv[2];
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+if (!url) {
+  console.error("usage: client.mjs <server-url> (run by `conformance client`)");
+  process.exit(2);
+}
+
+/** Arguments for the suite's tools that take some; every other tool is called with `{}`. */
+const ARGS = { add_numbers: { a: 5, b: 3 } };
+const SERVER = "conformance";
+
+const root = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-"));
+// The sign-in is kept in the user config folder: this run's own, so it starts signed out.
+process.env.TOOLBELT_CONFIG_DIR = path.join(root, ".user-config");
+// What a user puts in their own config for a server's OAuth client: the client ID metadata document
+// the suite's CIMD scenario expects (used only where the authorization server supports it; others
+// register dynamically), and a pre-registered client where the scenario hands one over.
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+const oauth = scenario.startsWith("auth/")
+  ? {
+      client_metadata_url: "https://conformance-test.local/client-metadata.json",
+      ...(context.client_id ? { client_id: context.client_id } : {}),
+      ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+    }
+  : undefined;
+const mcpServers = { [SERVER]: { type: "http", url, ...(oauth ? { oauth } : {}) } };
+let failed = false;
+
+if (scenario.startsWith("auth/")) {
+  // `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its
+  // redirect to toolbelt's loopback listener, as a browser would after the user approves.
+  const spec = readServerSpecs(root, { mcpServers }).servers[0];
+  const result = await login(spec, {
+    timeoutMs: 20_000,
+    authorize: async (authorizationUrl) => {
+      const page = await fetch(authorizationUrl, { redirect: "manual" });
+      const next = page.headers.get("location");
+      if (!next) throw new Error(`the authorization endpoint answered ${page.status} without a redirect`);
+      await fetch(new URL(next, authorizationUrl));
+    },
+  });
+  console.log(`[${scenario}] login: ${result.outcome}, ${result.tools} tools`);
+}
+
+const session = await createToolbelt({
+  root,
+  config: {
+    agent: { tool_search: "off" },
+    mcpServers,
+    // Nobody sits at a conformance run: answer a server's form with the defaults it names (SEP-1034).
+    tools: { mcp: { elicitation: "accept_defaults" } },
+  },
+  allow: ["mcp"],
+});
+try {
+  const status = await session.call("mcp_status", {});
+  const row = status.servers?.find((s) => s.server === SERVER);
+  console.log(`[${scenario}] ${SERVER}: ${row?.state}${row?.error ? ` (${row.error})` : ""}`);
+  if (row?.state !== "ready") failed = true;
+  const prefix = `mcp__${SERVER}__`;
+  for (const name of session
+    .bind()
+    .tools.map((t) => t.name)
+    .filter((n) => n.startsWith(prefix))) {
+    const tool = name.slice(prefix.length);
+    const result = await session.call(name, ARGS[tool] ?? {});
+    console.log(`[${scenario}] ${tool}: ${JSON.stringify(result).slice(0, 500)}`);
+    if (result.kind === "error") failed = true;
+  }
+} finally {
+  await session.close();
+  rmSync(root, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
