@@ -113,6 +113,7 @@ export {
 } from "./schema-export.js";
 export {
   type AfterWriteInfo,
+  type AfterWriteReport,
   type ApprovalPrompt,
   type Binding,
   type BindResult,
@@ -171,3 +172,12 @@ export {
 export { discoveredFromHistory } from "./tool-search.js";
 export type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
 export type { TrustInfo } from "./trust.js";
+export {
+  type NewDiagnostic,
+  newDiagnosticSchema,
+  WRITE_DIAGNOSTIC_SEVERITIES,
+  type WriteDiagnostics,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+  writeDiagnosticsSchema,
+} from "./write-diagnostics.js";

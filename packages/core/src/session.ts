@@ -35,6 +35,7 @@ import { type Binding, type BindResult, ToolBindings } from "./tool-bindings.js"
 import type { AfterToolCallHook, BeforeToolCallHook, ToolCallHooks } from "./tool-hooks.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
 import { undoTool } from "./undo-tool.js";
+import type { WriteDiagnostics } from "./write-diagnostics.js";
 import { newGate, SessionWrites, sdkGate } from "./write-gate.js";
 
 export type { Binding, BindResult } from "./tool-bindings.js";
@@ -99,9 +100,22 @@ export interface AfterWriteInfo {
   abs: string;
   rel: string;
   tool: string;
+  /** Whether the write created the file. */
+  created: boolean;
+  /**
+   * The file's bytes before this write, when the write path had them (an edit's, or the checkpoint's
+   * before-image); undefined for a created file or when they were not kept.
+   */
+  before: Uint8Array | undefined;
 }
 
-type AfterWriteHook = (info: AfterWriteInfo) => Promise<string | undefined> | string | undefined;
+/**
+ * What an afterWrite hook adds to the write's result: a note (text the writing tool shows under
+ * its result), or the new diagnostics of the written file (a structured field of the result).
+ */
+export type AfterWriteReport = string | { diagnostics: WriteDiagnostics } | undefined;
+
+type AfterWriteHook = (info: AfterWriteInfo) => Promise<AfterWriteReport> | AfterWriteReport;
 
 let sessionCounter = 0;
 
