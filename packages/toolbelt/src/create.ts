@@ -16,6 +16,7 @@ import {
 import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
 import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
+import { familiesWithConfig } from "./tool-families.js";
 
 export interface ToolbeltOptions
   extends Omit<SessionOptions, "config" | "plugins" | "trust" | "contributions"> {
@@ -195,9 +196,8 @@ export async function openToolbelt(options: CliToolbeltOptions): Promise<Session
   // `contributions` below already holds the loaded families' keys and events; a family's own
   // `contributes` would name them twice whenever Node hands out a second instance of the family
   // module (seen with piped stdin: the family resolved through node_modules/, not its real path).
-  const families = (await loadFamilies(options.families ?? FAMILY_NAMES)).map(
-    ({ contributes: _builtin, ...family }) => family,
-  );
+  const wanted = options.families ? familiesWithConfig(options.families, config) : FAMILY_NAMES;
+  const families = (await loadFamilies(wanted)).map(({ contributes: _builtin, ...family }) => family);
   const extra: Plugin[] = [];
   for (const plugin of plugins) {
     // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas
