@@ -28,6 +28,7 @@ import { PathResolver } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import type { ToolResultFor } from "./results.js";
+import { checkRuleExamples } from "./rules.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
 import { type AnyTool, asAnyTool, type Payload, type WriteResult } from "./tool.js";
@@ -501,6 +502,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     session.plugins.map((p) => p.name),
     session.contributions.toolKeys,
   );
+  // A rule whose examples disagree with it is a config error, like a malformed one.
+  await checkRuleExamples(session.config, session.contributions.parseCommandLine);
   await session.setup();
   return session;
 }
