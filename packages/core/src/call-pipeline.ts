@@ -8,9 +8,17 @@
 
 import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
-import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
+import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
-import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
+import {
+  decide,
+  explainDecision,
+  type PolicyExplanation,
+  type PolicySubject,
+  ruleNote,
+  ruleRefusal,
+  ruleSubjectsFor,
+} from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
 import type { CallOptions, Session } from "./session.js";
@@ -112,6 +120,49 @@ function render(payload: Payload, binding: Binding | undefined): string {
   return text;
 }
 
+/** What the policy judges of a call: its paths, root-relative, and what its command line does when rules apply. */
+async function policySubject(session: Session, binding: Binding, input: unknown): Promise<PolicySubject> {
+  const { tool } = binding;
+  const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
+  const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
+  const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
+  return {
+    tool: tool.name,
+    calledAs: binding.name,
+    family: tool.family,
+    access: tool.access,
+    paths: paths.map(resolveRel),
+    ...(rules ? { rules } : {}),
+  };
+}
+
+/** The input a binding's tool runs with: the call's input validated (and mapped from a profile's shape). */
+function toolInput(session: Session, binding: Binding, rawInput: unknown): unknown {
+  const { tool, variant } = binding;
+  const input = validate(variant?.input ?? tool.input, rawInput);
+  if (!variant?.toInput) return input;
+  const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
+  return validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
+}
+
+/**
+ * What the policy would decide for a call, and why (`toolbelt rules check`), without running it and
+ * without its before hooks (they may run code). Throws as a call would fail: unknown tool, bad input.
+ */
+export async function explainCall(
+  session: Session,
+  name: string,
+  rawInput: unknown,
+): Promise<PolicyExplanation> {
+  const binding = session.bindings().find((b) => b.name === name);
+  if (!binding) {
+    const { code, message } = unknownTool(session, name);
+    throw new ToolbeltError(code, message);
+  }
+  const subject = await policySubject(session, binding, toolInput(session, binding, rawInput));
+  return explainDecision(subject, session.config, session.allow);
+}
+
 function unknownTool(session: Session, name: string): ErrorPayload {
   const names = session.bindings().map((b) => b.name);
   const granted = session.granted().find((t) => t.name === name);
@@ -131,13 +182,9 @@ async function run(
   callId: string,
   signal?: AbortSignal,
 ): Promise<Payload> {
-  const { tool, variant } = binding;
+  const { tool } = binding;
   try {
-    let input = validate(variant?.input ?? tool.input, rawInput);
-    if (variant?.toInput) {
-      const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
-      input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
-    }
+    let input = toolInput(session, binding, rawInput);
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
     const hooked = await beforeToolCall(
       session,
@@ -149,22 +196,9 @@ async function run(
     );
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
-    const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-    const rels = paths.map((p) => session.resolver.resolve(p, session.cwd).rel);
-    const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
-    const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
-    const decision = decide(
-      {
-        tool: tool.name,
-        calledAs: binding.name,
-        family: tool.family,
-        access: tool.access,
-        paths: rels,
-        rules,
-      },
-      session.config,
-      session.allow,
-    );
+    const subject = await policySubject(session, binding, input);
+    const rels = subject.paths;
+    const decision = decide(subject, session.config, session.allow);
     if (decision.mode === "deny")
       return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
     const gate: WriteGate = { ...newGate(binding), call: callId };

@@ -15,6 +15,7 @@ export {
   readHandleBounded,
   readRegularFile,
 } from "./bounded-read.js";
+export { explainCall } from "./call-pipeline.js";
 export { type CommandEnvPolicy, scrubCommandEnv } from "./command-env.js";
 export {
   CONFIG_FILE,
@@ -32,7 +33,13 @@ export { findExecutable, isExecutable } from "./executables.js";
 export { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from "./json-depth.js";
 export { fingerprintOf } from "./ledger.js";
 export { PathResolver } from "./paths.js";
-export { decide, listingDecision } from "./permissions.js";
+export {
+  decide,
+  listingDecision,
+  type PartExplanation,
+  type PolicyExplanation,
+  type RuleReference,
+} from "./permissions.js";
 export { checkPlugin } from "./plugin.js";
 export { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
