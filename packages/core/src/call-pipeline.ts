@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
 import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
+import type { ResolvedPath } from "./paths.js";
 import {
   decide,
   explainDecision,
@@ -121,10 +122,15 @@ function render(payload: Payload, binding: Binding | undefined): string {
 }
 
 /** What the policy judges of a call: its paths, root-relative, and what its command line does when rules apply. */
-async function policySubject(session: Session, binding: Binding, input: unknown): Promise<PolicySubject> {
+async function policySubject(
+  session: Session,
+  binding: Binding,
+  input: unknown,
+  resolve: (p: string) => ResolvedPath,
+): Promise<PolicySubject> {
   const { tool } = binding;
   const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-  const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
+  const resolveRel = (p: string) => resolve(p).rel;
   const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
   return {
     tool: tool.name,
@@ -137,12 +143,11 @@ async function policySubject(session: Session, binding: Binding, input: unknown)
 }
 
 /** The input a binding's tool runs with: the call's input validated (and mapped from a profile's shape). */
-function toolInput(session: Session, binding: Binding, rawInput: unknown): unknown {
+function toolInput(binding: Binding, rawInput: unknown, resolve: (p: string) => ResolvedPath): unknown {
   const { tool, variant } = binding;
   const input = validate(variant?.input ?? tool.input, rawInput);
   if (!variant?.toInput) return input;
-  const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
-  return validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
+  return validate(tool.input, variant.toInput(input as Record<string, unknown>, { resolve }));
 }
 
 /**
@@ -159,7 +164,8 @@ export async function explainCall(
     const { code, message } = unknownTool(session, name);
     throw new ToolbeltError(code, message);
   }
-  const subject = await policySubject(session, binding, toolInput(session, binding, rawInput));
+  const resolve = callResolver(session);
+  const subject = await policySubject(session, binding, toolInput(binding, rawInput, resolve), resolve);
   return explainDecision(subject, session.config, session.allow);
 }
 
@@ -183,8 +189,15 @@ async function run(
   signal?: AbortSignal,
 ): Promise<Payload> {
   const { tool } = binding;
+  const resolve = callResolver(session);
+  // One signal for the whole call: its hooks and the tool see the caller's cancellation alike.
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  // A signal already aborted never fires "abort": check it first.
+  if (signal?.aborted) controller.abort(signal.reason);
+  else signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    let input = toolInput(session, binding, rawInput);
+    let input = toolInput(binding, rawInput, resolve);
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
     const hooked = await beforeToolCall(
       session,
@@ -192,11 +205,11 @@ async function run(
       input,
       callId,
       (i) => validate(tool.input, i),
-      signal,
+      controller.signal,
     );
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
-    const subject = await policySubject(session, binding, input);
+    const subject = await policySubject(session, binding, input, resolve);
     const rels = subject.paths;
     const decision = decide(subject, session.config, session.allow);
     if (decision.mode === "deny")
@@ -227,15 +240,10 @@ async function run(
       for (const r of guarded) gate.protectedOk.add(r);
     }
     if (tool.access === "write") for (const r of rels) gate.cleared.add(r);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    // A signal already aborted never fires "abort": check it first.
-    if (signal?.aborted) controller.abort(signal.reason);
-    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const payload = (await tool.execute(
         input as never,
-        toolContext(session, writes, binding, callId, controller.signal, gate),
+        toolContext(session, writes, binding, callId, controller.signal, gate, resolve),
       )) as Payload;
       if (typeof payload !== "object" || payload === null || typeof (payload as Payload).kind !== "string") {
         return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
@@ -244,12 +252,31 @@ async function run(
     } catch (error) {
       // After hooks see what the tool threw too (as its error payload); they never throw themselves.
       return await afterToolCall(session, hooked.call, normaliseError(error).toPayload(), controller.signal);
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
     }
   } catch (error) {
     return normaliseError(error).toPayload();
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * The call's one resolution of each path: the policy judges the paths the tool then acts on. Resolving
+ * again in the tool would let a symlink that moves mid-call (in the root, or a link the input names)
+ * send the tool to a file the policy never saw, e.g. one a `read(...)` deny rule keeps out. `exists`
+ * is as the policy saw it; a tool that creates the file knows it did.
+ */
+function callResolver(session: Session): (p: string) => ResolvedPath {
+  const seen = new Map<string, ResolvedPath>();
+  return (p) => {
+    const cwd = session.cwd;
+    const key = `${cwd}\0${p}`;
+    const known = seen.get(key);
+    if (known) return known;
+    const resolved = session.resolver.resolve(p, cwd);
+    seen.set(key, resolved);
+    return resolved;
+  };
 }
 
 /** Who brought `tool` (its plugin, else its family), named when an event it emits is refused. */
@@ -267,6 +294,7 @@ function toolContext(
   callId: string,
   signal: AbortSignal,
   gate: WriteGate,
+  resolve: (p: string) => ResolvedPath,
 ): ToolContext {
   const cwd = session.cwd;
   const config = session.config;
@@ -281,7 +309,7 @@ function toolContext(
     ledger: session.ledger,
     profile: session.profile,
     calledAs: binding.name,
-    resolve: (p) => session.resolver.resolve(p, session.cwd),
+    resolve,
     emit: (event) => {
       session.events.emit(event, () => emitterOf(session, binding.tool));
     },
