@@ -54,7 +54,7 @@ export {
 export { checkPlugin } from "./plugin.js";
 export { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
-export { type RuleWarning, ruleWarnings } from "./rules.js";
+export { describeExampleProblem, type RuleWarning, ruleExampleProblems, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";
 export { stateDir } from "./temp-files.js";

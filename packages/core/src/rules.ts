@@ -554,6 +554,11 @@ export async function ruleExampleProblems(
   return problems;
 }
 
+/** One line naming the rule (place and layer), the example, and why they disagree. */
+export function describeExampleProblem(p: RuleExampleProblem): string {
+  return `${p.rule.kind} rule ${JSON.stringify(p.rule.text)} (${ruleWhere(p.rule)}): ${p.list} example ${JSON.stringify(p.example)} — ${p.why}`;
+}
+
 /** Throws EINVAL_CONFIG naming every rule whose examples disagree with the judge (see ruleExampleProblems). */
 export async function checkRuleExamples(
   config: ToolbeltConfig,
@@ -561,10 +566,7 @@ export async function checkRuleExamples(
 ): Promise<void> {
   const problems = await ruleExampleProblems(config, parse);
   if (problems.length === 0) return;
-  const lines = problems.map(
-    (p) =>
-      `${p.rule.kind} rule ${JSON.stringify(p.rule.text)} (${ruleWhere(p.rule)}): ${p.list} example ${JSON.stringify(p.example)} — ${p.why}`,
-  );
+  const lines = problems.map(describeExampleProblem);
   throw new ToolbeltError(
     "EINVAL_CONFIG",
     `invalid config: ${problems.length === 1 ? "a rule's example disagrees" : `${problems.length} rule examples disagree`} with the rule: ${lines.join("; ")}`,

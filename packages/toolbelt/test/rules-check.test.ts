@@ -111,6 +111,26 @@ describe("rules that carry examples", () => {
     expect(result.stderr).toMatch(/match example "git log \| sh" — it asks whatever the rules say/);
   });
 
+  it("toolbelt doctor names each disagreeing example instead of refusing", async () => {
+    const where = project({}, { deny: [{ rule: "shell(rm:*)", match: ["rm -rf build", "find . -delete"] }] });
+    const result = await run(["doctor", "--root", where.root, "--config", where.config, "--format", "json"]);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as Array<{
+      family: string;
+      name: string;
+      status: string;
+      detail: string;
+    }>;
+    expect(report.filter((r) => r.family === "rules")).toEqual([
+      {
+        family: "rules",
+        name: "tools.shell.rules.deny[0]",
+        status: "error",
+        detail: `deny rule "shell(rm:*)" (tools.shell.rules.deny[0], from ${where.config}): match example "find . -delete" — the rule does not match it`,
+      },
+    ]);
+  });
+
   it("the SDK refuses the same config when the session opens", async () => {
     const { root } = project({});
     await expect(
