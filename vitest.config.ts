@@ -23,6 +23,7 @@ export default defineConfig({
         new URL("./packages/core/src/config-paths.ts", import.meta.url),
       ),
       "@toolbelt/core": pkg("core"),
+      "@toolbelt/ai-sdk": pkg("ai-sdk"),
       "@toolbelt/files": pkg("files"),
       "@toolbelt/edit": pkg("edit"),
       "@toolbelt/shell": pkg("shell"),

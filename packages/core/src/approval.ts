@@ -1,12 +1,14 @@
 /**
  * Asking the client's approver, for a call the policy answers `ask`, a protected path, or a tool's
  * own `ctx.approve`. With no approver nobody is asked: the answer is no, and the message names what
- * would allow it. Both the question and the answer are events, so a UI can show who decided.
+ * would allow it. A call made with an approval already given (`CallOptions.approval`, from the
+ * caller's own approval flow) is answered by it, so nobody is asked a second time. Both the question
+ * and the answer are events, so a UI can show who decided.
  */
 
 import { randomUUID } from "node:crypto";
 import { ESCAPE_LEGEND, visibleText } from "./escape.js";
-import type { ApprovalPrompt, Session } from "./session.js";
+import type { ApprovalPrompt, GrantedApproval, Session } from "./session.js";
 import type { ApprovalRequest } from "./tool.js";
 
 /** Who is asking: the bound name, the tool's own name and family, for policy and prompts. */
@@ -29,8 +31,9 @@ export async function askApproval(
   input: unknown,
   request: ApprovalRequest,
   refusal?: Refusal,
+  granted?: GrantedApproval,
 ): Promise<{ approved: boolean; message: string }> {
-  const approver = session.client.approve;
+  const approver = granted ? () => true : session.client.approve;
   if (!approver) {
     const how =
       refusal?.how ??
@@ -51,7 +54,7 @@ export async function askApproval(
   };
   session.events.emit({ type: "approval_requested", ...prompt });
   let approved = false;
-  let by = session.client.name ?? "client";
+  let by = granted?.by ?? session.client.name ?? "client";
   try {
     approved = (await approver(prompt)) === true;
   } catch (error) {

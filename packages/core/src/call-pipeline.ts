@@ -12,6 +12,7 @@ import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "
 import type { EventEmitter } from "./events.js";
 import type { ResolvedPath } from "./paths.js";
 import {
+  type Decision,
   decide,
   explainDecision,
   type PolicyExplanation,
@@ -22,7 +23,7 @@ import {
 } from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
-import type { CallOptions, Session } from "./session.js";
+import type { CallCheck, CallOptions, Session } from "./session.js";
 import type { AnyTool, Payload, ToolContext } from "./tool.js";
 import type { Binding } from "./tool-bindings.js";
 import { afterToolCall, beforeToolCall, withHookNotes } from "./tool-hooks.js";
@@ -58,18 +59,12 @@ export async function runCall(
   } else if (!binding) {
     payload = unknownTool(session, name);
   } else if (binding.deferred) {
-    payload = errorPayload(
-      "EUNKNOWN_TOOL",
-      `${name} is deferred: call tool_search with "select:${name}" to bind it first`,
-      {
-        tool: name,
-      },
-    );
+    payload = deferredTool(name);
   } else {
-    payload = await run(session, writes, binding, input, callId, options.signal);
+    payload = await run(session, writes, binding, input, callId, options);
   }
   let text: string | undefined;
-  if (wantText || session.events.wants("tool_result")) text = render(payload, binding);
+  if (wantText || session.events.wants("tool_result")) text = renderResult(payload, binding);
   session.events.emit({
     type: "tool_result",
     call_id: callId,
@@ -108,7 +103,8 @@ export async function runStep(
   return results;
 }
 
-function render(payload: Payload, binding: Binding | undefined): string {
+/** The model-facing text of a payload: its tool's renderer (the generic one without it), then hook notes. */
+export function renderResult(payload: Payload, binding: Binding | undefined): string {
   let text: string;
   try {
     text = withHookNotes(
@@ -180,15 +176,89 @@ function unknownTool(session: Session, name: string): ErrorPayload {
   });
 }
 
+/** What the permission policy says of one call, before anything runs: what run() acts on and checkCall() reports. */
+interface Judgement {
+  decision: Decision;
+  /** Root-relative real paths the call touches. */
+  rels: string[];
+  /** Protected paths a write call touches. */
+  guarded: string[];
+  /** Whether the protected paths need an approval (no `protected` allow). */
+  askProtected: boolean;
+}
+
+async function judge(
+  session: Session,
+  binding: Binding,
+  input: unknown,
+  resolve: (p: string) => ResolvedPath,
+): Promise<Judgement> {
+  const { tool } = binding;
+  const subject = await policySubject(session, binding, input, resolve);
+  const rels = subject.paths;
+  const decision = decide(subject, session.config, session.allow);
+  // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
+  const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
+  const askProtected = guarded.length > 0 && !session.allow.has(PROTECTED_ALLOW);
+  return { decision, rels, guarded, askProtected };
+}
+
+/** What an approver reads of a call: the command or path, the rule that asks, the protected paths. */
+function approvalSummary(binding: Binding, input: unknown, verdict: Judgement): string {
+  const summary = summarise(binding.name, input) + ruleNote(verdict.decision);
+  return verdict.askProtected ? `${summary}\n${protectedNote(verdict.guarded)}` : summary;
+}
+
+/**
+ * What the policy would do with a call now, without running it, its hooks, or asking anyone (see
+ * `Session.checkCall`). The same steps as a call up to its approval: binding, input, paths, rules.
+ */
+export async function checkCall(session: Session, name: string, rawInput: unknown): Promise<CallCheck> {
+  if (session.closed) return refusal(errorPayload("EUNAVAILABLE", "the session is closed"));
+  const binding = session.bindings().find((b) => b.name === name);
+  if (!binding) return refusal(unknownTool(session, name));
+  if (binding.deferred) return refusal(deferredTool(name));
+  try {
+    const resolve = callResolver(session);
+    const input = toolInput(binding, rawInput, resolve);
+    const verdict = await judge(session, binding, input, resolve);
+    if (verdict.decision.mode === "deny")
+      return refusal(errorPayload("EDENIED", `${binding.name}: ${verdict.decision.reason}`));
+    const summary = approvalSummary(binding, input, verdict);
+    if (verdict.decision.mode === "ask" || verdict.askProtected)
+      return {
+        decision: "ask",
+        summary,
+        ...(verdict.askProtected ? { protected_paths: verdict.guarded } : {}),
+      };
+    return { decision: "allow", summary };
+  } catch (error) {
+    return refusal(normaliseError(error).toPayload());
+  }
+}
+
+function refusal(payload: ErrorPayload): CallCheck {
+  return { decision: "deny", summary: payload.message, code: payload.code };
+}
+
+function deferredTool(name: string): ErrorPayload {
+  return errorPayload(
+    "EUNKNOWN_TOOL",
+    `${name} is deferred: call tool_search with "select:${name}" to bind it first`,
+    { tool: name },
+  );
+}
+
 async function run(
   session: Session,
   writes: SessionWrites,
   binding: Binding,
   rawInput: unknown,
   callId: string,
-  signal?: AbortSignal,
+  options: CallOptions,
 ): Promise<Payload> {
   const { tool } = binding;
+  const signal = options.signal;
   const resolve = callResolver(session);
   // One signal for the whole call: its hooks and the tool see the caller's cancellation alike.
   const controller = new AbortController();
@@ -209,28 +279,24 @@ async function run(
     );
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
-    const subject = await policySubject(session, binding, input, resolve);
-    const rels = subject.paths;
-    const decision = decide(subject, session.config, session.allow);
+    const verdict = await judge(session, binding, input, resolve);
+    const { decision, rels, guarded, askProtected } = verdict;
     if (decision.mode === "deny")
       return errorPayload("EDENIED", `${binding.name}: ${decision.reason}`, { tool: binding.name });
     const gate: WriteGate = { ...newGate(binding), call: callId };
-    // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
-    const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
-    const askProtected = guarded.length > 0 && !session.allow.has(PROTECTED_ALLOW);
     // A hook's allow answers an ask like --allow does: never a firm one (a command line the parser
     // cannot see through while deny rules apply).
     const hookAnswers = hooked.allowed && !(decision.mode === "ask" && decision.verdict?.firm);
     if ((decision.mode === "ask" && !hookAnswers) || askProtected) {
-      const summary = summarise(binding.name, input) + ruleNote(decision);
       const ok = await askApproval(
         session,
         gate.who,
         input,
-        { summary: askProtected ? `${summary}\n${protectedNote(guarded)}` : summary },
+        { summary: approvalSummary(binding, input, verdict) },
         askProtected
           ? protectedRefusal(binding.name, guarded, decision.mode === "ask")
           : ruleRefusal(binding.name, tool.family, decision),
+        options.approval,
       );
       if (!ok.approved)
         return errorPayload("EDENIED", ok.message, {

@@ -119,10 +119,12 @@ export {
   type ApprovalPrompt,
   type Binding,
   type BindResult,
+  type CallCheck,
   type CallOptions,
   type CallOutcome,
   type ClientInfo,
   createSession,
+  type GrantedApproval,
   Session,
   type SessionOptions,
 } from "./session.js";

@@ -11,7 +11,7 @@ import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
-import { runCall, runStep } from "./call-pipeline.js";
+import { checkCall, renderResult, runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
 import {
   type EditBackend,
@@ -22,7 +22,7 @@ import {
 } from "./config.js";
 import { type GatheredContributions, gatherContributions } from "./contribution-set.js";
 import type { Contributions } from "./contributions.js";
-import { ToolbeltError } from "./errors.js";
+import { type ErrorCode, ToolbeltError } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
@@ -92,7 +92,40 @@ export interface SessionOptions {
 export interface CallOptions {
   signal?: AbortSignal;
   callId?: string;
+  /**
+   * An approval a person already gave for this call through the caller's own approval flow (for
+   * example the AI SDK's tool approvals, after `checkCall` answered `ask`). Whatever the policy would
+   * ask about for this call — a rule's or the mode's `ask`, a protected path — is answered by it
+   * instead of the client's approver, so nobody is asked twice; `approval_requested` and
+   * `approval_resolved` (with `by`) are still emitted. A `deny` stays a refusal. It covers this call's
+   * own policy question only: a tool's `ctx.approve` and writes to paths the call did not declare are
+   * asked as usual.
+   */
+  approval?: GrantedApproval;
 }
+
+/** An approval given outside toolbelt (see `CallOptions.approval`). */
+export interface GrantedApproval {
+  /** Who approved, as `approval_resolved.by` reports it (e.g. `"ai-sdk"`, a user name). */
+  by: string;
+}
+
+/**
+ * What the permission policy would do with a call now (`Session.checkCall`), nothing run and nobody
+ * asked: `allow` runs it; `ask` needs a person's approval (the caller's own approval flow, then
+ * `call(..., { approval })`, or the client's approver); `deny` refuses it before it runs — the policy
+ * (`EDENIED`), an unknown or deferred tool, an invalid input or a path outside the root (`code`).
+ */
+export type CallCheck =
+  | { decision: "allow"; summary: string }
+  | {
+      decision: "ask";
+      /** What an approver reads: the command or path (escaped), the rule that asks, the protected paths. */
+      summary: string;
+      /** Protected paths the call would write, when they are (part of) why it asks. */
+      protected_paths?: string[];
+    }
+  | { decision: "deny"; summary: string; code: ErrorCode };
 
 export interface CallOutcome<P extends { kind: string } = Payload> {
   payload: P;
@@ -341,6 +374,28 @@ export class Session {
   }
 
   /**
+   * The model-facing text of a result of tool `name` (its bound name), exactly as `callWithText` gives
+   * it: for a result kept as JSON (a transcript, a UI message) whose text is needed again. The inverse of
+   * `parseToolText`. A name the session does not know renders with the generic form.
+   */
+  renderResult(name: string, payload: Payload): string {
+    return renderResult(
+      payload,
+      this.bindings().find((b) => b.name === name),
+    );
+  }
+
+  /**
+   * What the permission policy would do with this call now, without running it or asking anyone: the
+   * same checks as `call` up to its approval (tool, input, paths, rules, protected paths). The session's
+   * `beforeToolCall` hooks are not run, so a hook that would allow or deny is not seen here; the call
+   * itself still runs them. A dry run for front-ends with an approval flow of their own.
+   */
+  checkCall(name: string, input: unknown): Promise<CallCheck> {
+    return checkCall(this, name, input);
+  }
+
+  /**
    * One model step: read-only calls run concurrently; a write, execute or interact call waits for
    * everything before it and runs alone. Results come back in the order given.
    */
@@ -364,6 +419,19 @@ export class Session {
     const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
     const gate = binding ? newGate(binding) : sdkGate(options.tool ?? "writeFile");
     return this.#writes.write(gate, abs, data, options);
+  }
+
+  /**
+   * Removes a file through the same write path as `writeFile` (root, the writer's `tools.*` mode and
+   * allowlist, an approval for protected paths), recorded for checkpoints so it can be undone. Like every
+   * write it is judged on the real path: through a symbolic link, the file it points to is removed. A
+   * directory is refused. True when a file was there.
+   */
+  async removeFile(abs: string, options: { tool?: string } = {}): Promise<boolean> {
+    const binding = options.tool ? this.bindings().find((b) => b.name === options.tool) : undefined;
+    const gate = binding ? newGate(binding) : sdkGate(options.tool ?? "removeFile");
+    const [result] = await this.#writes.writeFiles(gate, [{ abs, remove: true }]);
+    return result?.removed === true;
   }
 
   /**

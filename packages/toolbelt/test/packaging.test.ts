@@ -162,6 +162,36 @@ console.log(JSON.stringify({ tools: tools.map((t) => t.name), server: client.get
 await client.close();
 `;
 
+// @toolbelt/ai-sdk with the `ai` its peer range resolves to: a mock model (the AI SDK's own) calls
+// read_file through the adapter; what the model was sent back is printed.
+const AI_SDK = `import { createToolbeltSandbox, createToolbeltTools } from "@toolbelt/ai-sdk";
+import { createToolbelt } from "@toolbelt/toolbelt";
+import { generateText, isStepCount } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+const session = await createToolbelt({ root: process.argv[2] });
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+const seen = [];
+let turn = 0;
+const model = new MockLanguageModelV4({
+  doGenerate: async ({ prompt }) => {
+    for (const m of prompt) if (m.role === "tool") for (const p of m.content) seen.push(p.output);
+    const content = turn++ === 0
+      ? [{ type: "tool-call", toolCallId: "c1", toolName: "read_file", input: JSON.stringify({ path: "hello.txt" }) }]
+      : [{ type: "text", text: "done" }];
+    const unified = turn === 1 ? "tool-calls" : "stop";
+    return { content, finishReason: { unified, raw: undefined }, usage, warnings: [] };
+  },
+});
+const { tools, toolApproval } = createToolbeltTools(session);
+const result = await generateText({ model, tools, toolApproval, prompt: "read", stopWhen: isStepCount(3) });
+const sandbox = await createToolbeltSandbox(session).readTextFile({ path: "hello.txt" });
+await session.close();
+console.log(JSON.stringify({ text: result.text, output: result.steps[0].toolResults[0].output, seen, sandbox }));
+`;
+
 const tsconfig = (moduleResolution: "node16" | "bundler", files: string[]) =>
   JSON.stringify({
     compilerOptions: {
@@ -314,6 +344,7 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
     writeFileSync(path.join(app, "esm.mjs"), ESM);
     writeFileSync(path.join(app, "cjs.cjs"), CJS);
     writeFileSync(path.join(app, "mcp-client.mjs"), MCP_CLIENT);
+    writeFileSync(path.join(app, "ai-sdk.mjs"), AI_SDK);
     mkdirSync(path.join(app, "src"));
     writeFileSync(path.join(app, "src/plugin.ts"), PLUGIN);
     writeFileSync(path.join(app, "src/wrong.ts"), WRONG);
@@ -548,6 +579,27 @@ describe("the packed packages, installed outside the workspace", { timeout: 180_
       expect(out.code).toBe(0);
     });
   }
+
+  it("runs the AI SDK adapter from the installed tree, with the `ai` its peer range installs", async () => {
+    const out = ok(await run(process.execPath, ["ai-sdk.mjs", project], app), "ai-sdk.mjs");
+    const { text, output, seen, sandbox } = JSON.parse(out.stdout) as {
+      text: string;
+      output: { kind: string; content: string };
+      seen: Array<{ type: string; value: string }>;
+      sandbox: string;
+    };
+    expect(text).toBe("done");
+    expect(output.kind).toBe("file_content");
+    expect(output.content).toContain("hello from outside");
+    // The model was sent toolbelt's text for the result, not the JSON payload.
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.type).toBe("text");
+    expect(seen[0]?.value).toContain("hello from outside");
+    expect(seen[0]?.value).not.toContain('"kind"');
+    expect(sandbox).toBe(HELLO);
+    const ai = readJson<{ version: string }>(path.join(app, "node_modules/ai/package.json"));
+    expect(ai.version).toMatch(/^7\./);
+  });
 
   it("serves the console over HTTP from the installed tree", async () => {
     const child = spawn(bin, ["serve", "--http", "--port", "0", "--root", project], {

@@ -251,6 +251,7 @@ type Event = {
   request_id?: string;
   approved?: boolean;
   by?: string;
+  input?: { name?: string };
   result?: { kind?: string; code?: string };
 };
 
@@ -355,6 +356,40 @@ describe("serve --http: malformed input, disconnects and other attachments", () 
     expect(result.result).toMatchObject({ kind: "error", code: "EDENIED" });
     expect((await api("GET", `/api/sessions/${sid}/pending`)).body.approvals).toEqual([]);
     expect(existsSync(path.join(root, "gone.txt"))).toBe(false);
+  }, 60_000);
+
+  it("never takes a granted approval (CallOptions.approval) from an HTTP caller: the call still waits for a person", async () => {
+    const seen = events();
+    const call = api("POST", `/api/sessions/${sid}/calls`, {
+      tool: "touch_marker",
+      input: { name: "self-approved.txt" },
+      // What a caller might try: the SDK's granted approval, in the body and beside the input.
+      approval: { by: "attacker" },
+      options: { approval: { by: "attacker" } },
+    });
+    const requested = await until(
+      () => seen.find((e) => e.type === "approval_requested" && e.input?.name === "self-approved.txt"),
+      "the approval request",
+    );
+    expect(existsSync(path.join(root, "self-approved.txt"))).toBe(false);
+    // Nobody answered yet: the call is pending, not approved by the body's "attacker".
+    expect(seen.some((e) => e.type === "approval_resolved" && e.request_id === requested.request_id)).toBe(
+      false,
+    );
+    const pending = (await api("GET", `/api/sessions/${sid}/pending`)).body.approvals as Array<{
+      request_id: string;
+    }>;
+    expect(pending.map((a) => a.request_id)).toContain(requested.request_id);
+    await api("POST", `/api/sessions/${sid}/approvals/${requested.request_id}`, { approved: false });
+    const answer = await call;
+    expect((answer.body.result as { code?: string }).code).toBe("EDENIED");
+    const resolved = await until(
+      () => seen.find((e) => e.type === "approval_resolved" && e.request_id === requested.request_id),
+      "the approval to be resolved",
+    );
+    expect(resolved.approved).toBe(false);
+    expect(resolved.by).not.toBe("attacker");
+    expect(existsSync(path.join(root, "self-approved.txt"))).toBe(false);
   }, 60_000);
 
   it("takes client-results only from the attachment that was asked", async () => {
