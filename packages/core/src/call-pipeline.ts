@@ -8,10 +8,19 @@
 
 import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
-import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
+import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
 import type { ResolvedPath } from "./paths.js";
-import { type Decision, decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
+import {
+  type Decision,
+  decide,
+  explainDecision,
+  type PolicyExplanation,
+  type PolicySubject,
+  ruleNote,
+  ruleRefusal,
+  ruleSubjectsFor,
+} from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
 import type { CallCheck, CallOptions, Session } from "./session.js";
@@ -108,6 +117,54 @@ export function renderResult(payload: Payload, binding: Binding | undefined): st
   return text;
 }
 
+/** What the policy judges of a call: its paths, root-relative, and what its command line does when rules apply. */
+async function policySubject(
+  session: Session,
+  binding: Binding,
+  input: unknown,
+  resolve: (p: string) => ResolvedPath,
+): Promise<PolicySubject> {
+  const { tool } = binding;
+  const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
+  const resolveRel = (p: string) => resolve(p).rel;
+  const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
+  return {
+    tool: tool.name,
+    calledAs: binding.name,
+    family: tool.family,
+    access: tool.access,
+    paths: paths.map(resolveRel),
+    ...(rules ? { rules } : {}),
+  };
+}
+
+/** The input a binding's tool runs with: the call's input validated (and mapped from a profile's shape). */
+function toolInput(binding: Binding, rawInput: unknown, resolve: (p: string) => ResolvedPath): unknown {
+  const { tool, variant } = binding;
+  const input = validate(variant?.input ?? tool.input, rawInput);
+  if (!variant?.toInput) return input;
+  return validate(tool.input, variant.toInput(input as Record<string, unknown>, { resolve }));
+}
+
+/**
+ * What the policy would decide for a call, and why (`toolbelt rules check`), without running it and
+ * without its before hooks (they may run code). Throws as a call would fail: unknown tool, bad input.
+ */
+export async function explainCall(
+  session: Session,
+  name: string,
+  rawInput: unknown,
+): Promise<PolicyExplanation> {
+  const binding = session.bindings().find((b) => b.name === name);
+  if (!binding) {
+    const { code, message } = unknownTool(session, name);
+    throw new ToolbeltError(code, message);
+  }
+  const resolve = callResolver(session);
+  const subject = await policySubject(session, binding, toolInput(binding, rawInput, resolve), resolve);
+  return explainDecision(subject, session.config, session.allow);
+}
+
 function unknownTool(session: Session, name: string): ErrorPayload {
   const names = session.bindings().map((b) => b.name);
   const granted = session.granted().find((t) => t.name === name);
@@ -117,14 +174,6 @@ function unknownTool(session: Session, name: string): ErrorPayload {
   return errorPayload("EUNKNOWN_TOOL", `${hint}; available: ${names.join(", ") || "(none)"}`, {
     tool: name,
   });
-}
-
-/** The input a tool's execute receives: validated against the bound schema, a profile's mapped to the tool's. */
-function toolInput(binding: Binding, rawInput: unknown, resolve: (p: string) => ResolvedPath): unknown {
-  const { tool, variant } = binding;
-  const input = validate(variant?.input ?? tool.input, rawInput);
-  if (!variant?.toInput) return input;
-  return validate(tool.input, variant.toInput(input as Record<string, unknown>, { resolve }));
 }
 
 /** What the permission policy says of one call, before anything runs: what run() acts on and checkCall() reports. */
@@ -145,22 +194,9 @@ async function judge(
   resolve: (p: string) => ResolvedPath,
 ): Promise<Judgement> {
   const { tool } = binding;
-  const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-  const resolveRel = (p: string) => resolve(p).rel;
-  const rels = paths.map(resolveRel);
-  const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
-  const decision = decide(
-    {
-      tool: tool.name,
-      calledAs: binding.name,
-      family: tool.family,
-      access: tool.access,
-      paths: rels,
-      rules,
-    },
-    session.config,
-    session.allow,
-  );
+  const subject = await policySubject(session, binding, input, resolve);
+  const rels = subject.paths;
+  const decision = decide(subject, session.config, session.allow);
   // Protection is judged on the real paths (a symlink alias of configs/app.json is configs/app.json).
   const guarded = tool.access === "write" ? rels.filter((r) => isProtectedPath(r)) : [];
   const askProtected = guarded.length > 0 && !session.allow.has(PROTECTED_ALLOW);

@@ -9,6 +9,7 @@ import {
 } from "./config.js";
 import { CONFIG_FILE, projectConfigFile, userConfigFile } from "./config-paths.js";
 import { type ConfigContribution, DROP, type TrustRule } from "./contributions.js";
+import { recordRuleLayers } from "./rules.js";
 import type { TrustInfo } from "./trust.js";
 import { type ProjectTrustOptions, projectTrust, userConfigDir, userDirInside } from "./trust-store.js";
 
@@ -272,6 +273,8 @@ export function mergeLayers(
 } {
   let merged: unknown = {};
   const ignored: IgnoredSetting[] = [];
+  // What each layer added (an untrusted one: the part of it that applies), to name a rule's layer.
+  const applied: Array<{ value: unknown; source: string }> = [];
   // What untrusted layers set, to say so when a later layer replaces it (nothing is dropped silently).
   const kept: Array<{ key: string; value: unknown; source: string; at: number }> = [];
   layers.forEach((layer, at) => {
@@ -286,16 +289,16 @@ export function mergeLayers(
       for (const [key, v] of leaves(value)) kept.push({ key, value: v, source: layer.source, at });
     }
     merged = mergeConfig(merged, value);
+    applied.push({ value, source: layer.source });
   });
   for (const k of kept) {
     if (stillHolds(readPath(merged, k.key), k.value)) continue;
     const by = layers.findLast((l, i) => i > k.at && readPath(l.value, k.key) !== undefined);
     ignored.push({ key: k.key, source: k.source, why: `replaced by ${by?.source ?? "a later setting"}` });
   }
-  return {
-    config: parseConfig(merged, layers.at(-1)?.source ?? "config", contributions, options),
-    ignored,
-  };
+  const config = parseConfig(merged, layers.at(-1)?.source ?? "config", contributions, options);
+  recordRuleLayers(config, applied);
+  return { config, ignored };
 }
 
 export interface ConfigSourceOptions extends ProjectTrustOptions {

@@ -9,6 +9,7 @@ export interface GatheredContributions {
   readonly events: readonly EventContribution[];
   readonly toolKeys: readonly string[];
   readonly chooseEditBackend: Contributions["chooseEditBackend"];
+  readonly parseCommandLine: Contributions["parseCommandLine"];
 }
 
 /**
@@ -29,5 +30,6 @@ export function gatherContributions(
     events,
     toolKeys: [...new Set(all.flatMap((c) => c.toolKeys ?? []))],
     chooseEditBackend: all.find((c) => c.chooseEditBackend)?.chooseEditBackend,
+    parseCommandLine: all.find((c) => c.parseCommandLine)?.parseCommandLine,
   };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { EditBackend, ToolbeltConfig } from "./config.js";
 import { ToolbeltError } from "./errors.js";
+import type { RuleSubjects } from "./rules.js";
 
 /**
  * What a family or plugin adds to the host: config keys (with the trust rule each obeys), event
@@ -214,6 +215,11 @@ export interface Contributions {
    * family's choice (pinned by its config, else by model name). Without one, `edit_file`.
    */
   chooseEditBackend?: (ctx: { model: string | undefined; config: ToolbeltConfig }) => EditBackend;
+  /**
+   * How the family's tools see a command line (the shell family's parser): the `match` and
+   * `not_match` examples of `shell(...)` permission rules are checked with it when a session starts.
+   */
+  parseCommandLine?: (commandLine: string) => Promise<RuleSubjects>;
 }
 
 /** A clash between two owners of one config key or event type: refused at startup. */

@@ -116,6 +116,7 @@ export {
 } from "./schema-export.js";
 export {
   type AfterWriteInfo,
+  type AfterWriteReport,
   type ApprovalPrompt,
   type Binding,
   type BindResult,
@@ -178,3 +179,12 @@ export {
 export { discoveredFromHistory } from "./tool-search.js";
 export type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
 export type { TrustInfo } from "./trust.js";
+export {
+  type NewDiagnostic,
+  newDiagnosticSchema,
+  WRITE_DIAGNOSTIC_SEVERITIES,
+  type WriteDiagnostics,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+  writeDiagnosticsSchema,
+} from "./write-diagnostics.js";

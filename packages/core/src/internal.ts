@@ -18,6 +18,7 @@ export {
   readHandleBounded,
   readRegularFile,
 } from "./bounded-read.js";
+export { explainCall } from "./call-pipeline.js";
 export { type CommandEnvPolicy, scrubCommandEnv } from "./command-env.js";
 export {
   CONFIG_FILE,
@@ -44,11 +45,17 @@ export {
   parseNotebook,
 } from "./notebook.js";
 export { PathResolver } from "./paths.js";
-export { decide, listingDecision } from "./permissions.js";
+export {
+  decide,
+  listingDecision,
+  type PartExplanation,
+  type PolicyExplanation,
+  type RuleReference,
+} from "./permissions.js";
 export { checkPlugin } from "./plugin.js";
 export { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
-export { type RuleWarning, ruleWarnings } from "./rules.js";
+export { describeExampleProblem, type RuleWarning, ruleExampleProblems, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";
 export { stateDir } from "./temp-files.js";

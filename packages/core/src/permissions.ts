@@ -5,6 +5,8 @@ import {
   judgeRules,
   listingRuleFilter,
   type ResolvedRuleSubjects,
+  type Rule,
+  type RuleKind,
   type RuleSubjects,
   type RuleVerdict,
   resolveRuleSubjects,
@@ -326,5 +328,100 @@ export function ruleRefusal(
     how: v.firm
       ? "only a person can approve it (an approver on the client): --allow does not lift it while deny rules apply, since it could hide a denied command"
       : `allow it with --allow ${family} (CLI), an allow rule in your own config (--config FILE or the user config folder), or an approver on the client`,
+  };
+}
+
+/** A permission rule as `toolbelt rules check` names it. */
+export interface RuleReference {
+  kind: RuleKind;
+  rule: string;
+  /** Its place in the config: `tools.shell.rules.deny[0]`. */
+  source: string;
+  /** The config layer (a file, or `options`) it came from, when known. */
+  layer?: string;
+}
+
+/** What the rules alone say of one part of a call (a command of its line, a file it redirects into). */
+export interface PartExplanation {
+  kind: "command" | "write" | "read";
+  text: string;
+  /** undefined: no rule decides this part alone (the mode would). */
+  decision?: RuleKind;
+  rule?: RuleReference;
+  /** Why an opaque part asks whatever the rules say. */
+  why?: string;
+}
+
+/** The policy's decision on a call, the rule that made it (if one did), and what the rules say per part. */
+export interface PolicyExplanation {
+  decision: Decision["mode"];
+  /** What decided: a rule quoted with its place, `tools.shell.mode`, `default for execute access`... */
+  source: string;
+  rule?: RuleReference;
+  /** The part of the call the deciding rule was about. */
+  part?: string;
+  why?: string;
+  parts: PartExplanation[];
+}
+
+function referenceOf(rule: Rule): RuleReference {
+  return {
+    kind: rule.kind,
+    rule: rule.text,
+    source: rule.source,
+    ...(rule.layer !== undefined ? { layer: rule.layer } : {}),
+  };
+}
+
+/**
+ * `decide`, explained: the decision and what made it, and, for a call that runs a command line, what
+ * the rules say of each of its commands and redirects taken alone (an allow needs every part; the
+ * first deny or ask decides), so a user sees which segment of a compound line decided.
+ */
+export function explainDecision(
+  subject: PolicySubject,
+  config: ToolbeltConfig,
+  allow: ReadonlySet<string>,
+): PolicyExplanation {
+  const decision = decide(subject, config, allow);
+  const keys = policyKeys(subject);
+  const verdict = judgeRules(keys, subject, config);
+  const byRule = verdict !== undefined && decision.source === (verdict.rule ?? "permission rules");
+  const one = (rules: ResolvedRuleSubjects): Omit<PartExplanation, "kind" | "text"> => {
+    const v = judgeRules(keys, { ...subject, paths: [], rules }, config);
+    if (!v) return {};
+    return {
+      decision: v.mode,
+      ...(v.by ? { rule: referenceOf(v.by) } : {}),
+      ...(v.why ? { why: v.why } : {}),
+    };
+  };
+  const r = subject.rules;
+  const parts: PartExplanation[] = r
+    ? [
+        ...r.commands.map((c) => ({
+          kind: "command" as const,
+          text: c.text,
+          ...one({ commands: [c], writes: [], reads: [] }),
+        })),
+        ...r.writes.map((w) => ({
+          kind: "write" as const,
+          text: w,
+          ...one({ commands: [], writes: [w], reads: [] }),
+        })),
+        ...r.reads.map((w) => ({
+          kind: "read" as const,
+          text: w,
+          ...one({ commands: [], writes: [], reads: [w] }),
+        })),
+      ]
+    : [];
+  return {
+    decision: decision.mode,
+    source: decision.source,
+    ...(byRule && verdict.by ? { rule: referenceOf(verdict.by) } : {}),
+    ...(byRule ? { part: verdict.part } : {}),
+    ...(byRule && verdict.why ? { why: verdict.why } : {}),
+    parts,
   };
 }

@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config.js";
 import { mergeLayers } from "./config-sources.js";
 import { decide, listingDecision } from "./permissions.js";
-import { commandRuleMatches, globMatch, pathRuleMatches } from "./rules.js";
+import {
+  checkRuleExamples,
+  collectRules,
+  commandRuleMatches,
+  globMatch,
+  pathRuleMatches,
+  ruleExampleProblems,
+} from "./rules.js";
 
 const cfg = (tools: Record<string, unknown>) => parseConfig({ tools }, "test");
 const none: ReadonlySet<string> = new Set();
@@ -154,5 +161,64 @@ describe("rules from an untrusted project", () => {
   it("keeps them when trusted", () => {
     const { config } = mergeLayers([user, { ...project, trusted: true }] as never);
     expect(config.tools.shell?.rules?.allow).toEqual(["shell(curl:*)"]);
+  });
+});
+
+describe("rules that carry examples", () => {
+  const layered = (tools: Record<string, unknown>, trusted = true) =>
+    mergeLayers([{ source: "/p/configs/app.json", trusted, value: { tools } }] as never).config;
+
+  it("passes when every match example is decided by its rule and no not_match example is", async () => {
+    const config = layered({
+      file: {
+        rules: {
+          deny: [{ rule: "read(**/*.env)", match: [".env", "a/b/prod.env"], not_match: ["src/env.ts"] }],
+        },
+      },
+    });
+    expect(await ruleExampleProblems(config, undefined)).toEqual([]);
+  });
+
+  it("names the rule, its place and layer, and the example that disagrees", async () => {
+    const config = layered({
+      file: {
+        rules: {
+          ask: ["write(docs/**)", { rule: "write(src/**)", match: ["lib/a.ts"], not_match: ["src/b.ts"] }],
+        },
+      },
+    });
+    const problems = await ruleExampleProblems(config, undefined);
+    expect(problems.map((p) => [p.rule.source, p.rule.layer, p.list, p.example])).toEqual([
+      ["tools.file.rules.ask[1]", "/p/configs/app.json", "match", "lib/a.ts"],
+      ["tools.file.rules.ask[1]", "/p/configs/app.json", "not_match", "src/b.ts"],
+    ]);
+    await expect(checkRuleExamples(config, undefined)).rejects.toThrow(
+      /ask rule "write\(src\/\*\*\)" \(tools\.file\.rules\.ask\[1\], from \/p\/configs\/app\.json\): match example "lib\/a\.ts"/,
+    );
+  });
+
+  it("keeps an untrusted project's deny rule with examples, without calling it replaced", () => {
+    const user = {
+      source: "user",
+      trusted: true,
+      value: { tools: { file: { rules: { deny: ["read(x)"] } } } },
+    };
+    const entry = { rule: "read(secrets/**)", match: ["secrets/a"] };
+    const project = {
+      source: "project",
+      trusted: false,
+      value: { tools: { file: { rules: { deny: [entry] } } } },
+    };
+    const { config, ignored } = mergeLayers([user, project] as never);
+    expect(config.tools.file?.rules?.deny).toEqual(["read(x)", entry]);
+    expect(ignored).toEqual([]);
+    expect(collectRules(["file"], config).map((r) => r.layer)).toEqual(["user", "project"]);
+  });
+
+  it("rejects an entry with an unknown field or a malformed rule when the config is read", () => {
+    expect(() => cfg({ file: { rules: { deny: [{ rule: "read(a)", matches: ["a"] }] } } })).toThrow(
+      /matches/,
+    );
+    expect(() => cfg({ file: { rules: { deny: [{ rule: "read(a" }] } } })).toThrow(/rule/);
   });
 });

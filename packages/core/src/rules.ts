@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import type { ToolbeltConfig } from "./config.js";
+import { ToolbeltError } from "./errors.js";
 import type { PolicySubject } from "./permissions.js";
 import type { Access } from "./tool.js";
 
@@ -17,17 +18,33 @@ import type { Access } from "./tool.js";
 
 const RULE = /^([A-Za-z][\w-]*)(?:\((.*)\))?$/s;
 
-const ruleList = z.array(
-  z.string().regex(RULE, 'a rule is verb or verb(pattern), e.g. "shell(npm test:*)" or "read(src/**)"'),
-);
+const ruleText = z
+  .string()
+  .regex(RULE, 'a rule is verb or verb(pattern), e.g. "shell(npm test:*)" or "read(src/**)"');
+/** Examples a rule carries are checked when the config loads; each is bounded like a command line. */
+const MAX_EXAMPLES = 64;
+const example = z.string().min(1).max(4096);
+/**
+ * A rule with the examples that test it: `match` must be decided by the rule, `not_match` must not
+ * (for `shell` rules, command lines as the shell tool parses them; for the other verbs, paths).
+ */
+const ruleWithExamples = z.strictObject({
+  rule: ruleText,
+  match: z.array(example).max(MAX_EXAMPLES).optional(),
+  not_match: z.array(example).max(MAX_EXAMPLES).optional(),
+});
+const ruleList = z.array(z.union([ruleText, ruleWithExamples]));
 export const rulesSchema = z.strictObject({
   allow: ruleList.optional(),
   ask: ruleList.optional(),
   deny: ruleList.optional(),
 });
 export type RulesConfig = z.infer<typeof rulesSchema>;
+/** One entry of a rule list: `verb(pattern)`, or `{ rule, match?, not_match? }`. */
+export type RuleEntry = z.infer<typeof ruleWithExamples> | string;
 
 export type RuleKind = "allow" | "ask" | "deny";
+export const RULE_KINDS: readonly RuleKind[] = ["deny", "ask", "allow"];
 
 /** One simple command of a command line, as a tool's `ruleSubjects` reports it. */
 export interface CommandPart {
@@ -57,20 +74,30 @@ export interface ResolvedRuleSubjects {
   reads: string[];
 }
 
-interface Rule {
+export interface Rule {
   kind: RuleKind;
   verb: string;
   /** undefined: the rule matches every subject of its verb. */
   pattern: string | undefined;
   text: string;
-  /** Where it came from, for messages: `tools.shell.rules.deny[0]`. */
+  /** Where it is in the config, for messages: `tools.shell.rules.deny[0]`. */
   source: string;
+  /** The `tools.*` key it is under. */
+  key: string;
+  /** Its index in its list. */
+  index: number;
+  /** The config layer it came from (a file, or `options`), when the config was loaded from layers. */
+  layer?: string;
+  match: readonly string[];
+  notMatch: readonly string[];
 }
 
 export interface RuleVerdict {
   mode: RuleKind;
   /** The rule that decided, quoted with its source; undefined when the part was opaque. */
   rule?: string;
+  /** The same rule, as data. */
+  by?: Rule;
   /** The part of the call the verdict is about: a command's text or a path. */
   part: string;
   /** Why an opaque part asks. */
@@ -84,23 +111,68 @@ type Subject = PolicySubject;
 
 type Entries = Record<string, { rules?: RulesConfig } | undefined>;
 
+const RULE_LAYERS: unique symbol = Symbol("toolbelt.config.ruleLayers");
+type RuleLayers = Record<string, Array<string | undefined>>;
+
+/** The text of a rule list entry. */
+export function ruleTextOf(entry: RuleEntry): string {
+  return typeof entry === "string" ? entry : entry.rule;
+}
+
+function sameEntry(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Records on a config merged from `layers` which layer each of its rules came from (rule lists add
+ * up across layers; an entry two layers name is the first one's). Kept on the parsed config, hidden
+ * from JSON and equality, as the contributions it was parsed with are.
+ */
+export function recordRuleLayers(
+  config: ToolbeltConfig,
+  layers: ReadonlyArray<{ value: unknown; source: string }>,
+): void {
+  const out: RuleLayers = {};
+  const entries = config.tools as Entries;
+  const listIn = (value: unknown, key: string, kind: RuleKind): unknown[] => {
+    const tools = (value as { tools?: Record<string, { rules?: Record<string, unknown> }> } | undefined)
+      ?.tools;
+    const list = tools?.[key]?.rules?.[kind];
+    return Array.isArray(list) ? list : [];
+  };
+  for (const [key, entry] of Object.entries(entries))
+    for (const kind of RULE_KINDS)
+      out[`${key}.${kind}`] = (entry?.rules?.[kind] ?? []).map(
+        (item) => layers.find((l) => listIn(l.value, key, kind).some((x) => sameEntry(x, item)))?.source,
+      );
+  Object.defineProperty(config, RULE_LAYERS, { value: out, enumerable: false });
+}
+
 /** The rules under every `tools.*` key that applies to the tool (see policyKeys), in order. */
 export function collectRules(keys: readonly string[], config: ToolbeltConfig): Rule[] {
   const entries = config.tools as Entries;
+  const layers = (config as { [RULE_LAYERS]?: RuleLayers })[RULE_LAYERS];
   const out: Rule[] = [];
   for (const key of keys) {
     const rules = entries[key]?.rules;
     if (!rules) continue;
-    for (const kind of ["deny", "ask", "allow"] as const) {
-      (rules[kind] ?? []).forEach((text, i) => {
+    for (const kind of RULE_KINDS) {
+      (rules[kind] ?? []).forEach((entry, i) => {
+        const text = ruleTextOf(entry);
         const m = RULE.exec(text);
         if (!m) return;
+        const layer = layers?.[`${key}.${kind}`]?.[i];
         out.push({
           kind,
           verb: m[1] as string,
           pattern: m[2]?.trim() || undefined,
           text,
           source: `tools.${key}.rules.${kind}[${i}]`,
+          key,
+          index: i,
+          ...(layer !== undefined ? { layer } : {}),
+          match: typeof entry === "string" ? [] : (entry.match ?? []),
+          notMatch: typeof entry === "string" ? [] : (entry.not_match ?? []),
         });
       });
     }
@@ -274,8 +346,13 @@ function pathMatches(rule: Rule, part: PathPart, subject: Subject): boolean {
   return rule.pattern === undefined || pathRuleMatches(rule.pattern, part.rel);
 }
 
+/** Where a rule is: its place in the config, and the layer it came from when known. */
+export function ruleWhere(rule: Rule): string {
+  return rule.layer ? `${rule.source}, from ${rule.layer}` : rule.source;
+}
+
 function quote(rule: Rule): string {
-  return `${rule.kind} rule ${JSON.stringify(rule.text)} (${rule.source})`;
+  return `${rule.kind} rule ${JSON.stringify(rule.text)} (${ruleWhere(rule)})`;
 }
 
 /**
@@ -287,7 +364,11 @@ export function judgeRules(
   subject: Subject,
   config: ToolbeltConfig,
 ): RuleVerdict | undefined {
-  const rules = collectRules(keys, config);
+  return judgeWith(collectRules(keys, config), subject);
+}
+
+/** judgeRules over a given list of rules. */
+function judgeWith(rules: readonly Rule[], subject: Subject): RuleVerdict | undefined {
   if (rules.length === 0) return undefined;
   const commands = subject.rules?.commands;
   const pathParts: PathPart[] = [
@@ -302,21 +383,21 @@ export function judgeRules(
 
   for (const part of commands ?? []) {
     const hit = deny.find((r) => commandMatches(r, part, false));
-    if (hit) return { mode: "deny", rule: quote(hit), part: part.text };
+    if (hit) return { mode: "deny", rule: quote(hit), by: hit, part: part.text };
   }
   for (const part of pathParts) {
     const hit = deny.find((r) => pathMatches(r, part, subject));
-    if (hit) return { mode: "deny", rule: quote(hit), part: part.rel };
+    if (hit) return { mode: "deny", rule: quote(hit), by: hit, part: part.rel };
   }
   const denyCommands = deny.some((r) => COMMAND_VERBS.has(r.verb));
   for (const part of commands ?? []) {
     if (part.opaque) return { mode: "ask", part: part.text, why: part.opaque, firm: denyCommands };
     const hit = ask.find((r) => commandMatches(r, part, false));
-    if (hit) return { mode: "ask", rule: quote(hit), part: part.text };
+    if (hit) return { mode: "ask", rule: quote(hit), by: hit, part: part.text };
   }
   for (const part of pathParts) {
     const hit = ask.find((r) => pathMatches(r, part, subject));
-    if (hit) return { mode: "ask", rule: quote(hit), part: part.rel };
+    if (hit) return { mode: "ask", rule: quote(hit), by: hit, part: part.rel };
   }
   // Allow needs every part of what the call does: for a command line its commands and the files it
   // redirects into; for any other tool its paths. Nothing to judge → the rules say nothing.
@@ -336,7 +417,7 @@ export function judgeRules(
     first ??= hit;
   }
   const shown = commands?.[0]?.text ?? pathParts[0]?.rel ?? "";
-  return { mode: "allow", rule: quote(first as Rule), part: shown };
+  return { mode: "allow", rule: quote(first as Rule), by: first as Rule, part: shown };
 }
 
 /**
@@ -394,4 +475,101 @@ export function ruleAskNote(verdict: RuleVerdict): string {
   return verdict.rule
     ? `asked by ${verdict.rule} for: ${verdict.part}`
     : `asks because ${verdict.why ?? "it cannot be checked"}: ${verdict.part}`;
+}
+
+/** How a command line is parsed for the `shell` verb (the shell family's parser, which its tools use). */
+export type CommandLineParser = (commandLine: string) => Promise<RuleSubjects>;
+
+/** An example a rule carries that the judge disagrees with. */
+export interface RuleExampleProblem {
+  rule: Rule;
+  example: string;
+  /** Which list the example is in. */
+  list: "match" | "not_match";
+  why: string;
+}
+
+/** Redirect targets of an example, lexically inside the root or absolute: no real root to resolve against. */
+function exampleResolve(p: string): string {
+  const n = path.posix.normalize(p.replace(/\\/g, "/"));
+  if (n === ".." || n.startsWith("../") || path.posix.isAbsolute(n)) throw new Error("outside");
+  return n;
+}
+
+/** The call an example stands for: a command line for `shell` rules, a path for the others. */
+async function exampleSubject(rule: Rule, example: string, parse: CommandLineParser): Promise<Subject> {
+  if (COMMAND_VERBS.has(rule.verb))
+    return {
+      tool: rule.verb,
+      family: rule.verb,
+      access: "execute",
+      paths: [],
+      rules: resolveRuleSubjects(await parse(example), exampleResolve, "/"),
+    };
+  const access: Access = rule.verb === "write" ? "write" : "read";
+  let rel: string;
+  try {
+    rel = exampleResolve(example);
+  } catch {
+    rel = path.posix.normalize(example);
+  }
+  return { tool: rule.verb, family: rule.verb, access, paths: [rel] };
+}
+
+/**
+ * Judges every example a rule carries with the rule alone, through the same judge calls meet (and,
+ * for `shell` rules, the shell family's parser): a `match` example must be decided by the rule — for
+ * an allow rule that means it covers every command and redirect of the line — and a `not_match`
+ * example must not. Rules of the `shell` verb are checked only when `parse` is given (a session
+ * without a family that parses command lines runs no command lines either).
+ */
+export async function ruleExampleProblems(
+  config: ToolbeltConfig,
+  parse: CommandLineParser | undefined,
+): Promise<RuleExampleProblem[]> {
+  const problems: RuleExampleProblem[] = [];
+  for (const key of Object.keys(config.tools))
+    for (const rule of collectRules([key], config)) {
+      if (COMMAND_VERBS.has(rule.verb) && !parse) continue;
+      const examples = [
+        ...rule.match.map((e) => ({ example: e, list: "match" as const })),
+        ...rule.notMatch.map((e) => ({ example: e, list: "not_match" as const })),
+      ];
+      for (const { example, list } of examples) {
+        const subject = await exampleSubject(rule, example, parse as CommandLineParser);
+        const verdict = judgeWith([rule], subject);
+        const decided = verdict?.by === rule;
+        if (decided === (list === "match")) continue;
+        const parts = (subject.rules?.commands.length ?? 0) + (subject.rules?.writes.length ?? 0);
+        const why = decided
+          ? `the rule ${rule.kind === "allow" ? "allows" : `${rule.kind === "deny" ? "denies" : "asks about"}`} it (${JSON.stringify(verdict?.part)})`
+          : verdict?.why
+            ? `it asks whatever the rules say: ${verdict.why}`
+            : rule.kind === "allow" && parts > 1
+              ? "the rule does not cover every command and redirect in it (an allow rule must)"
+              : "the rule does not match it";
+        problems.push({ rule, example, list, why });
+      }
+    }
+  return problems;
+}
+
+/** One line naming the rule (place and layer), the example, and why they disagree. */
+export function describeExampleProblem(p: RuleExampleProblem): string {
+  return `${p.rule.kind} rule ${JSON.stringify(p.rule.text)} (${ruleWhere(p.rule)}): ${p.list} example ${JSON.stringify(p.example)} — ${p.why}`;
+}
+
+/** Throws EINVAL_CONFIG naming every rule whose examples disagree with the judge (see ruleExampleProblems). */
+export async function checkRuleExamples(
+  config: ToolbeltConfig,
+  parse: CommandLineParser | undefined,
+): Promise<void> {
+  const problems = await ruleExampleProblems(config, parse);
+  if (problems.length === 0) return;
+  const lines = problems.map(describeExampleProblem);
+  throw new ToolbeltError(
+    "EINVAL_CONFIG",
+    `invalid config: ${problems.length === 1 ? "a rule's example disagrees" : `${problems.length} rule examples disagree`} with the rule: ${lines.join("; ")}`,
+    { details: { source: "rules", problems: lines } },
+  );
 }

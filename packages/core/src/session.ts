@@ -30,6 +30,7 @@ import { PathResolver, type ResolvedPath } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
 import type { ToolResultFor } from "./results.js";
+import { checkRuleExamples } from "./rules.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
 import { SavedOutputs, sweepSavedOutputs } from "./saved-outputs.js";
 import { releaseJournal, sweepJournals } from "./temp-files.js";
@@ -38,6 +39,7 @@ import { type Binding, type BindResult, ToolBindings } from "./tool-bindings.js"
 import type { AfterToolCallHook, BeforeToolCallHook, ToolCallHooks } from "./tool-hooks.js";
 import { type TrustInfo, UNTRUSTED } from "./trust.js";
 import { undoTool } from "./undo-tool.js";
+import type { WriteDiagnostics } from "./write-diagnostics.js";
 import { newGate, SessionWrites, sdkGate } from "./write-gate.js";
 
 export type { Binding, BindResult } from "./tool-bindings.js";
@@ -135,9 +137,22 @@ export interface AfterWriteInfo {
   abs: string;
   rel: string;
   tool: string;
+  /** Whether the write created the file. */
+  created: boolean;
+  /**
+   * The file's bytes before this write, when the write path had them (an edit's, or the checkpoint's
+   * before-image); undefined for a created file or when they were not kept.
+   */
+  before: Uint8Array | undefined;
 }
 
-type AfterWriteHook = (info: AfterWriteInfo) => Promise<string | undefined> | string | undefined;
+/**
+ * What an afterWrite hook adds to the write's result: a note (text the writing tool shows under
+ * its result), or the new diagnostics of the written file (a structured field of the result).
+ */
+export type AfterWriteReport = string | { diagnostics: WriteDiagnostics } | undefined;
+
+type AfterWriteHook = (info: AfterWriteInfo) => Promise<AfterWriteReport> | AfterWriteReport;
 
 let sessionCounter = 0;
 
@@ -631,6 +646,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     session.plugins.map((p) => p.name),
     session.contributions.toolKeys,
   );
+  // A rule whose examples disagree with it is a config error, like a malformed one.
+  await checkRuleExamples(session.config, session.contributions.parseCommandLine);
   await session.setup();
   return session;
 }

@@ -10,6 +10,7 @@ import type { RuleSubjects } from "./rules.js";
 import type { JsonSchema, ToolAnnotations } from "./schema-export.js";
 import type { Session } from "./session.js";
 import type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
+import type { WriteDiagnostics } from "./write-diagnostics.js";
 
 export type Access = "read" | "write" | "execute" | "interact";
 
@@ -54,8 +55,10 @@ export interface ApprovalRequest {
 }
 
 export interface WriteResult extends AtomicWriteResult {
-  /** Notes appended by afterWrite hooks (for example new diagnostics of the edited file). */
+  /** Notes appended by afterWrite hooks, for the writing tool to show under its result. */
   notes: string[];
+  /** The new diagnostics of the written file, when an afterWrite hook (the lsp family's) checked it. */
+  diagnostics?: WriteDiagnostics;
 }
 
 /** What a tool's `execute` receives besides its input. */

@@ -10,6 +10,7 @@ import {
 import type { CheckpointRecorder, RecordedFile } from "./checkpoints.js";
 import { normaliseError, ToolbeltError } from "./errors.js";
 import type { ReadLedger } from "./ledger.js";
+import type { WriteDiagnostics } from "./write-diagnostics.js";
 
 /**
  * One file of a multi-file write: new content, or removal. `before` is what the caller read of the
@@ -28,6 +29,16 @@ export interface TransactionResult extends AtomicWriteResult {
   /** Set for a removal: whether a file was there to remove. */
   removed?: boolean;
   notes: string[];
+  /** The new diagnostics of the written file, when an afterWrite hook checked it. */
+  diagnostics?: WriteDiagnostics;
+}
+
+/** What the afterWrite hooks are told about one written file, and what they add to its result. */
+export interface AfterWriteInput {
+  abs: string;
+  rel: string;
+  created: boolean;
+  before: Uint8Array | undefined;
 }
 
 /** What the session lends a transaction: its checks, its root, its ledger and hooks, its recorder. */
@@ -38,7 +49,7 @@ export interface TransactionEnv {
   openFile(abs: string): Promise<FileHandle>;
   ledger: ReadLedger;
   /** afterWrite hooks, run once every file is written. */
-  after(abs: string, rel: string): Promise<string[]>;
+  after(file: AfterWriteInput): Promise<Pick<TransactionResult, "notes" | "diagnostics">>;
   /** Records the call's before/after images before anything is written; absent when checkpoints are off. */
   recorder: CheckpointRecorder | undefined;
   call: string | undefined;
@@ -242,7 +253,11 @@ export async function runTransaction(
   if (record) await env.recorder?.end(record, "done");
   for (const [i, p] of planned.entries()) {
     if (p.after === undefined) continue;
-    (results[i] as TransactionResult).notes = await env.after(p.abs, p.rel);
+    const result = results[i] as TransactionResult;
+    // The content before the write, for hooks that compare (new diagnostics): the image read for the
+    // checkpoint, else what the caller read under the file's lock.
+    const before = result.created ? undefined : (p.before ?? p.expected);
+    Object.assign(result, await env.after({ abs: p.abs, rel: p.rel, created: result.created, before }));
   }
   return results;
 }

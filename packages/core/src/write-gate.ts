@@ -14,6 +14,7 @@ import type { Session } from "./session.js";
 import type { WriteResult } from "./tool.js";
 import type { Binding } from "./tool-bindings.js";
 import { type FileChange, runTransaction, type WriteFilesOptions } from "./transaction.js";
+import type { WriteDiagnostics } from "./write-diagnostics.js";
 import { checkWriteSize } from "./write-size.js";
 
 /** What one call's permission check already settled, so its writes are not asked about twice. */
@@ -158,7 +159,12 @@ export class SessionWrites {
   ): Promise<WriteResult> {
     const { tool: _tool, locked: _locked, ...atomic } = options;
     const [result] = await this.writeFiles(gate, [{ abs, data }], atomic);
-    return { created: result?.created ?? false, bytes: result?.bytes ?? 0, notes: result?.notes ?? [] };
+    return {
+      created: result?.created ?? false,
+      bytes: result?.bytes ?? 0,
+      notes: result?.notes ?? [],
+      ...(result?.diagnostics ? { diagnostics: result.diagnostics } : {}),
+    };
   }
 
   /** The one write path: every write, removal and multi-file write is checked, recorded, then written. */
@@ -170,17 +176,19 @@ export class SessionWrites {
         check: (abs, bytes) => this.check(gate, abs, bytes),
         openFile: (abs) => host.openFile(abs),
         ledger: host.ledger,
-        after: async (abs, rel) => {
+        after: async (file) => {
           const notes: string[] = [];
+          let diagnostics: WriteDiagnostics | undefined;
           for (const hook of host.hooks.afterWrite) {
             try {
-              const note = await hook({ abs, rel, tool: gate.who.name });
-              if (note) notes.push(note);
+              const report = await hook({ ...file, tool: gate.who.name });
+              if (typeof report === "string" && report) notes.push(report);
+              else if (typeof report === "object" && report !== null) diagnostics ??= report.diagnostics;
             } catch {
               // A failing hook (a crashed language server) must not fail a write that already happened.
             }
           }
-          return notes;
+          return diagnostics ? { notes, diagnostics } : { notes };
         },
         recorder: host.checkpoints.recorder(),
         call: gate.call,

@@ -1,5 +1,11 @@
 import path from "node:path";
-import { type ResolvedPath, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import {
+  type ResolvedPath,
+  ToolbeltError,
+  type ToolContext,
+  writeDiagnosticsSchema,
+  z,
+} from "@toolbelt/core";
 import { fingerprintOf } from "@toolbelt/core/internal";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import {
@@ -38,6 +44,9 @@ const fileEditEntry = z.object({
   added: z.number().int(),
   removed: z.number().int(),
   diff: z.string(),
+  diagnostics: writeDiagnosticsSchema
+    .optional()
+    .describe("new problems this edit introduced into the file, when a language server checked it"),
 });
 
 /** What every edit tool returns. */
@@ -295,8 +304,9 @@ export async function commitAll(
     pending.map((p, i) => ({ abs: p.file.abs, data: data[i] as string, before: p.file.original })),
   );
   const notes = results.flatMap((r) => r.notes);
-  const edits = pending.map((p): FileEdit => {
+  const edits = pending.map((p, i): FileEdit => {
     const created = !p.file.exists;
+    const diagnostics = results[i]?.diagnostics;
     const { diff, added, removed } = unifiedDiff(p.file.rel, p.file.doc.text, p.after.text, created);
     return {
       path: p.file.rel,
@@ -309,6 +319,7 @@ export async function commitAll(
       added,
       removed,
       diff,
+      ...(diagnostics ? { diagnostics } : {}),
     };
   });
   return { edits, notes };

@@ -54,6 +54,39 @@ function edited(p: Payload): NotebookEditResult {
 const jupyter = (json: unknown) => `${JSON.stringify(json, null, 1)}\n`;
 
 describe("notebook_edit", () => {
+  it("carries the new problems an afterWrite hook reports (the lsp family's), in its payload and text", async () => {
+    await write("a.ipynb", ANALYSIS);
+    const s = await session();
+    const seen: Array<{ rel: string; before: boolean }> = [];
+    s.hooks.afterWrite.add(({ rel, before }) => {
+      seen.push({ rel, before: before !== undefined });
+      return {
+        diagnostics: {
+          status: "ok",
+          server: "nb-checker",
+          severity: "errors",
+          timeout_ms: 1000,
+          new: [
+            { line: 9, column: 5, end_line: 9, end_column: 9, severity: "error", message: "undefined name" },
+          ],
+          new_count: 1,
+          cap: 20,
+          total: 1,
+          baseline: true,
+        },
+      };
+    });
+    const { payload, text } = await s.callWithText("notebook_edit", {
+      path: "a.ipynb",
+      cell_id: "a1b2c3d4",
+      new_source: "print(nope)",
+    });
+    expect(seen).toEqual([{ rel: "a.ipynb", before: true }]);
+    expect(edited(payload).diagnostics).toMatchObject({ status: "ok", new_count: 1 });
+    expect(text).toContain("# Diagnostics: 1 new error (nb-checker)");
+    expect(text).toContain("New errors in a.ipynb:\n  9:5 error: undefined name");
+  });
+
   it("replaces a cell's source by id: its outputs cleared, every other byte of the file as it was", async () => {
     await write("a.ipynb", ANALYSIS);
     const s = await session();

@@ -7,6 +7,9 @@ import {
   renderText,
   ToolbeltError,
   type ToolContext,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+  writeDiagnosticsSchema,
   z,
 } from "@toolbelt/core";
 import {
@@ -65,6 +68,9 @@ export const notebookEditPayload = z.object({
     ),
   diff: z.string().describe("unified diff of the cell's source"),
   notes: z.array(z.string()).describe("notes from afterWrite hooks"),
+  diagnostics: writeDiagnosticsSchema
+    .optional()
+    .describe("new problems this edit introduced into the notebook, when a language server checked it"),
 });
 export type NotebookEditResult = z.output<typeof notebookEditPayload>;
 
@@ -273,6 +279,7 @@ export async function notebookEdit(
       outputs_cleared: cleared,
       diff,
       notes: written?.notes ?? [],
+      ...(written?.diagnostics ? { diagnostics: written.diagnostics } : {}),
     };
   });
 }
@@ -311,8 +318,11 @@ export function renderNotebookEdit(payload: NotebookEditResult): string {
         : undefined,
     ],
   ];
+  const d = payload.diagnostics;
+  if (d) headers.push(["Diagnostics", writeDiagnosticsHeader(d)]);
   if (payload.notes.length) headers.push(["Notes", payload.notes.length]);
-  const body = [payload.diff.trimEnd(), ...payload.notes].filter(Boolean).join("\n\n");
+  const problems = d ? writeDiagnosticsLines(payload.path, d).join("\n") : "";
+  const body = [payload.diff.trimEnd(), problems, ...payload.notes].filter(Boolean).join("\n\n");
   return renderText(headers, body);
 }
 

@@ -1,4 +1,10 @@
-import { type HeaderValue, renderText } from "@toolbelt/core";
+import {
+  type HeaderValue,
+  renderText,
+  type WriteDiagnostics,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+} from "@toolbelt/core";
 import type { EditResult } from "./apply.js";
 
 const STALE_NOTE =
@@ -28,7 +34,17 @@ export function renderEdit(payload: EditResult): string {
     const stale = files.filter((f) => f.changed_on_disk).map((f) => f.path);
     if (stale.length) headers.push(["Changed-On-Disk", `${stale.join(", ")} — ${STALE_NOTE.slice(6)}`]);
   }
+  const checked = files.flatMap((f) => {
+    const header = f.diagnostics && writeDiagnosticsHeader(f.diagnostics);
+    return header
+      ? [{ path: f.path, header, lines: writeDiagnosticsLines(f.path, f.diagnostics as WriteDiagnostics) }]
+      : [];
+  });
+  if (checked.length === 1 && files.length === 1) headers.push(["Diagnostics", checked[0]?.header]);
+  else if (checked.length)
+    headers.push(["Diagnostics", checked.map((c) => `${c.path}: ${c.header}`).join("; ")]);
   if (payload.notes.length) headers.push(["Notes", payload.notes.length]);
-  const body = [payload.diff.trimEnd(), ...payload.notes].filter(Boolean).join("\n\n");
+  const listed = checked.map((c) => c.lines.join("\n"));
+  const body = [payload.diff.trimEnd(), ...listed, ...payload.notes].filter(Boolean).join("\n\n");
   return renderText(headers, body);
 }

@@ -1,4 +1,12 @@
-import { defineTool, renderText, ToolbeltError, z } from "@toolbelt/core";
+import {
+  defineTool,
+  renderText,
+  ToolbeltError,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+  writeDiagnosticsSchema,
+  z,
+} from "@toolbelt/core";
 
 export const fileWrittenPayload = z.object({
   kind: z.literal("file_written"),
@@ -7,7 +15,10 @@ export const fileWrittenPayload = z.object({
     .enum(["created", "overwritten"])
     .describe("`created` for a new file, `overwritten` for an existing one"),
   bytes: z.number().int(),
-  notes: z.array(z.string()).describe("notes from afterWrite hooks (new diagnostics, for example)"),
+  notes: z.array(z.string()).describe("notes from afterWrite hooks"),
+  diagnostics: writeDiagnosticsSchema
+    .optional()
+    .describe("new problems this write introduced into the file, when a language server checked it"),
   relPath: z.string().optional().describe("mouaif profile: the root-relative path"),
   chars: z.number().int().optional().describe("mouaif profile: the content's length in characters"),
   lines: z.number().int().optional().describe("mouaif profile: the content's lines"),
@@ -63,20 +74,23 @@ export const writeFileTool = defineTool({
       result: written.created ? "created" : "overwritten",
       bytes: written.bytes,
       notes: written.notes,
+      ...(written.diagnostics ? { diagnostics: written.diagnostics } : {}),
       ...(ctx.profile === "mouaif"
         ? { relPath: resolved.rel, chars: input.content.length, lines: lineCount(input.content) }
         : {}),
     };
   },
   render(payload) {
+    const d = payload.diagnostics;
     return renderText(
       [
         ["Kind", "file_written"],
         ["Path", payload.path],
         ["Result", payload.result],
         ["Bytes", payload.bytes],
+        ["Diagnostics", d && writeDiagnosticsHeader(d)],
       ],
-      payload.notes.join("\n"),
+      [...(d ? writeDiagnosticsLines(payload.path, d) : []), ...payload.notes].join("\n"),
     );
   },
 });

@@ -21,7 +21,7 @@ type DiagPayload = Payload & {
   }>;
 };
 
-function fixtureConfig(mode: "staged" | "silent" | "crash", afterEdit = false) {
+function fixtureConfig(mode: "staged" | "silent" | "crash") {
   return {
     lsp: {
       fixture: {
@@ -31,7 +31,6 @@ function fixtureConfig(mode: "staged" | "silent" | "crash", afterEdit = false) {
         env: { PUSH_FIXTURE_MODE: mode },
       },
     },
-    ...(afterEdit ? { lsp_diagnostics_after_edit: true } : {}),
   };
 }
 
@@ -83,37 +82,6 @@ describe("a configured push server", () => {
         /^timed out after 500 ms .*this is not "no problems"/,
       );
       expect(text).not.toContain("No problems.");
-    } finally {
-      await session.close();
-      cleanup();
-    }
-  });
-
-  it("appends the new errors of a written file to the write's result when configured", async () => {
-    const { root, cleanup } = makeProject({ "notes.txt": "fine\n" });
-    const session = await createSession({
-      root,
-      config: fixtureConfig("staged", true),
-      plugins: [createLspFamily()],
-    });
-    try {
-      const clean = await session.writeFile(path.join(root, "notes.txt"), "still fine\n");
-      expect(clean.notes).toEqual([]);
-      const broken = await session.writeFile(path.join(root, "notes.txt"), "still fine\nan ERROR\n");
-      expect(broken.notes).toEqual([
-        "lsp: 1 new error in notes.txt after this write (1 in total)\n  2: error E1 (col 4): found ERROR on line 2",
-      ]);
-      // The note must not read back as a header of the write's result.
-      const text = (await session.callWithText("lsp_diagnostics", { path: "notes.txt" })).text;
-      expect(parseToolText(`# Kind: file_written\n${broken.notes[0]}`).headers).toEqual({
-        Kind: "file_written",
-      });
-      expect(text).toContain("2: error E1");
-      // Only errors not present before are new.
-      const more = await session.writeFile(path.join(root, "notes.txt"), "still fine\nan ERROR\nERROR\n");
-      expect(more.notes[0]).toMatch(
-        /^lsp: 1 new error in notes.txt after this write \(2 in total\)\n {2}3: error E1 \(col 1\)/,
-      );
     } finally {
       await session.close();
       cleanup();

@@ -26,6 +26,13 @@ export type DiagnosticsOutcome =
   | { status: "ok"; version: number; diagnostics: Diagnostic[] }
   | { status: "timed_out"; version: number };
 
+export type DiagnosticsOptions = {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Check this text instead of the file's content (the content before a write). */
+  text?: string;
+};
+
 type OpenDocument = {
   uri: string;
   abs: string;
@@ -398,6 +405,52 @@ export class LspClient {
     return next;
   }
 
+  /**
+   * Makes the server hold `text` for `abs` instead of what the disk has (the content before a write,
+   * to learn which problems the write introduced); the next sync from disk replaces it.
+   */
+  hold(abs: string, text: string): Promise<OpenDocument> {
+    const next = this.#syncTail.then(
+      () => this.#holdNow(abs, text),
+      () => this.#holdNow(abs, text),
+    );
+    this.#syncTail = next.catch(() => undefined);
+    return next;
+  }
+
+  #holdNow(abs: string, text: string): OpenDocument {
+    this.#conn();
+    const uri = toUri(abs);
+    const existing = this.#docs.get(uri);
+    if (existing?.text === text) return existing;
+    // No disk state matches this text: the next sync from disk reads the file again.
+    if (existing) {
+      existing.mtimeMs = -1;
+      existing.size = -1;
+      existing.version += 1;
+      existing.text = text;
+      this.#notify("textDocument/didChange", {
+        textDocument: { uri, version: existing.version },
+        contentChanges: [{ text }],
+      });
+      return existing;
+    }
+    const doc: OpenDocument = {
+      uri,
+      abs,
+      languageId: languageIdFor(abs),
+      version: 1,
+      text,
+      mtimeMs: -1,
+      size: -1,
+    };
+    this.#docs.set(uri, doc);
+    this.#notify("textDocument/didOpen", {
+      textDocument: { uri, languageId: doc.languageId, version: doc.version, text },
+    });
+    return doc;
+  }
+
   async #syncNow(abs: string): Promise<OpenDocument> {
     this.#conn();
     const uri = toUri(abs);
@@ -491,12 +544,12 @@ export class LspClient {
     for (const waiter of [...this.#waiters]) waiter();
   }
 
-  /** Diagnostics for the document's current version, waiting at most `timeoutMs`. */
-  async diagnostics(
-    abs: string,
-    options: { timeoutMs: number; signal?: AbortSignal },
-  ): Promise<DiagnosticsOutcome> {
-    const doc = await this.sync(abs);
+  /**
+   * Diagnostics for the document's current version, waiting at most `timeoutMs`; of `text` instead
+   * of the file's content when given (see `hold`).
+   */
+  async diagnostics(abs: string, options: DiagnosticsOptions): Promise<DiagnosticsOutcome> {
+    const doc = options.text === undefined ? await this.sync(abs) : await this.hold(abs, options.text);
     if (this.spec.diagnostics === "tsserver") {
       try {
         return await this.#tsserverDiagnostics(doc, options);

@@ -140,9 +140,11 @@ export class TsMorphBackend {
     return this.#project.getSourceFile(abs)?.getFullText();
   }
 
-  async diagnostics(abs: string): Promise<DiagnosticsOutcome> {
-    await this.sync(abs);
+  /** Diagnostics of the file's current content, or of `text` in its place (the content before a write). */
+  async diagnostics(abs: string, options: { text?: string } = {}): Promise<DiagnosticsOutcome> {
     const file = path.normalize(abs);
+    if (options.text === undefined) await this.sync(abs);
+    else this.#hold(file, options.text);
     const sf = this.#sourceFile(file);
     const list = [...this.#ls.getSyntacticDiagnostics(file), ...this.#ls.getSemanticDiagnostics(file)];
     return {
@@ -150,6 +152,17 @@ export class TsMorphBackend {
       version: this.#versions.get(file) ?? 1,
       diagnostics: list.map((d) => toDiagnostic(d, sf)),
     };
+  }
+
+  /** Puts `text` in place of the file's content in memory; the next sync re-reads the file. */
+  #hold(file: string, text: string): void {
+    const sf = this.#project.getSourceFile(file);
+    if (sf?.getFullText() === text) return;
+    if (sf) sf.replaceWithText(text);
+    else this.#project.createSourceFile(file, text, { overwrite: true });
+    // No mtime on disk matches this text: syncOpen reads the file again on the next request.
+    this.#mtimes.set(file, -1);
+    this.#versions.set(file, (this.#versions.get(file) ?? 0) + 1);
   }
 
   #sourceFile(file: string): ts.SourceFile {

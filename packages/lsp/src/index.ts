@@ -1,12 +1,6 @@
-import {
-  type DoctorCheck,
-  type DoctorContext,
-  definePlugin,
-  type Plugin,
-  type Session,
-} from "@toolbelt/core";
+import { type DoctorCheck, type DoctorContext, definePlugin, type Plugin } from "@toolbelt/core";
+import { reportNewDiagnostics } from "./after-write.js";
 import { contributions } from "./contrib.js";
-import { diagnosticText, toDiagnosticItem } from "./format.js";
 import { type LspFamilyOptions, managerOf, resolveOptions } from "./manager.js";
 import {
   builtinTypescriptSpec,
@@ -16,44 +10,14 @@ import {
   tsserverPathFor,
   whichSync,
 } from "./servers.js";
-import { createTools, errorKeyOf } from "./tools/index.js";
+import { createTools } from "./tools/index.js";
 
-export { type DiagnosticsOutcome, LspClient } from "./client.js";
+export { type DiagnosticsOptions, type DiagnosticsOutcome, LspClient } from "./client.js";
 export type { TsMorphBackend } from "./fallback.js";
 export type { LaunchHost } from "./launch.js";
 export { type Backend, type LspFamilyOptions, LspManager } from "./manager.js";
 export type { LspResults } from "./results.js";
 export type { ServerSpec, TsServerChoice } from "./servers.js";
-
-const AFTER_WRITE_SHOWN = 20;
-
-/** Runs after every write of the session: keeps servers in step, and reports new errors when configured. */
-async function afterWrite(
-  session: Session,
-  opts: LspFamilyOptions,
-  abs: string,
-  rel: string,
-): Promise<string | undefined> {
-  const manager = managerOf(session, opts);
-  await manager.filesChanged(session.root, [abs]);
-  if (!session.config.lsp_diagnostics_after_edit) return undefined;
-  if (!manager.choose(session.root, session.config, abs)) return undefined;
-  const before = manager.lastErrors.get(abs);
-  const { outcome } = await manager.diagnostics(session.root, session.config, abs);
-  if (outcome.status === "timed_out")
-    return `lsp: diagnostics for ${rel} timed out after ${manager.options.diagnosticsTimeoutMs} ms (unknown, not "no problems")`;
-  const errors = outcome.diagnostics.map(toDiagnosticItem).filter((d) => d.severity === "error");
-  manager.lastErrors.set(abs, new Set(errors.map(errorKeyOf)));
-  const fresh = before ? errors.filter((d) => !before.has(errorKeyOf(d))) : errors;
-  if (fresh.length === 0) return undefined;
-  const head = before
-    ? `lsp: ${fresh.length} new error${fresh.length === 1 ? "" : "s"} in ${rel} after this write (${errors.length} in total)`
-    : `lsp: ${errors.length} error${errors.length === 1 ? "" : "s"} in ${rel} after this write`;
-  const shown = fresh.slice(0, AFTER_WRITE_SHOWN).map((d) => `  ${d.line}: ${diagnosticText(d)}`);
-  if (fresh.length > AFTER_WRITE_SHOWN)
-    shown.push(`  … ${fresh.length - AFTER_WRITE_SHOWN} more (lsp_diagnostics lists them)`);
-  return [head, ...shown].join("\n");
-}
 
 function doctor(opts: LspFamilyOptions, ctx: DoctorContext): DoctorCheck[] {
   const resolved = resolveOptions(opts);
@@ -126,7 +90,7 @@ export function createLspFamily(options: LspFamilyOptions = {}): Plugin {
     setup(session) {
       // Made now, not on first use: the manager's trust is for the root the session starts in.
       managerOf(session, options);
-      session.hooks.afterWrite.add((info) => afterWrite(session, options, info.abs, info.rel));
+      session.hooks.afterWrite.add((info) => reportNewDiagnostics(session, options, info));
     },
     doctor: (ctx) => doctor(options, ctx),
   });
@@ -135,4 +99,10 @@ export function createLspFamily(options: LspFamilyOptions = {}): Plugin {
 /** The lsp family as a plugin: its tools, registered by createToolbelt(). */
 export const family: Plugin = createLspFamily();
 
-export { contributions, type LspServerConfig, lspConfig } from "./contrib.js";
+export {
+  contributions,
+  EDIT_DIAGNOSTICS,
+  type EditDiagnostics,
+  type LspServerConfig,
+  lspConfig,
+} from "./contrib.js";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { type Session, type ToolbeltConfig, ToolbeltError } from "@toolbelt/core";
 import { ENV, readEnv } from "@toolbelt/core/internal";
-import { type DiagnosticsOutcome, LspClient } from "./client.js";
+import { type DiagnosticsOptions, type DiagnosticsOutcome, LspClient } from "./client.js";
 import { hostForRoot, type LaunchHost, STANDALONE_HOST } from "./launch.js";
 import { projectFiles } from "./project-files.js";
 import {
@@ -23,7 +23,7 @@ export type Backend = {
   release(abs: string): void;
   text(abs: string): string | undefined;
   supports(method: string): boolean;
-  diagnostics(abs: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<DiagnosticsOutcome>;
+  diagnostics(abs: string, options: DiagnosticsOptions): Promise<DiagnosticsOutcome>;
   request<R>(
     method: string,
     params: unknown,
@@ -77,8 +77,6 @@ export class LspManager {
   readonly #backends = new Map<string, Promise<Backend>>();
   readonly #failed = new Map<string, string>();
   readonly #builtin = new Map<string, ServerSpec | undefined>();
-  /** Diagnostics last reported per file, so after-write notes can say which errors are new. */
-  readonly lastErrors = new Map<string, Set<string>>();
   readonly #host: LaunchHost;
   /** The root `host.trust` speaks for: the session's root when the manager was made. */
   readonly #homeRoot: string | undefined;
@@ -140,6 +138,17 @@ export class LspManager {
       );
     }
     return this.#start(root, choice);
+  }
+
+  /**
+   * The backend serving `abs` if it is running or starting in this session (a failed start is
+   * undefined too): what a write may use without starting anything.
+   */
+  runningFor(root: string, config: ToolbeltConfig, abs: string): Promise<Backend> | undefined {
+    // Most sessions never start a server: their writes need not look for one.
+    if (![...this.#backends.keys()].some((key) => key.startsWith(`${root}\0`))) return undefined;
+    const choice = this.choose(root, config, abs);
+    return choice ? this.#backends.get(choice.key) : undefined;
   }
 
   #start(root: string, choice: Choice): Promise<Backend> {

@@ -35,9 +35,6 @@ export function configForSwitch(current: ToolbeltConfig, root: string): Toolbelt
     ...(allowed.limits ? { limits: allowed.limits } : {}),
     ...(allowed.tools ? { tools: allowed.tools } : {}),
     ...(trusted && target.lsp !== undefined ? { lsp: target.lsp } : {}),
-    ...(target.lsp_diagnostics_after_edit !== undefined
-      ? { lsp_diagnostics_after_edit: target.lsp_diagnostics_after_edit }
-      : {}),
   }) as ToolbeltConfig;
   return parseConfig(
     {

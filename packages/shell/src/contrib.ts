@@ -5,6 +5,7 @@ import {
   DROP,
   defineConfigSection,
   type EventFieldsOf,
+  type RuleSubjects,
   type SectionInputs,
   type SectionValues,
   type ToolbeltConfig,
@@ -221,6 +222,9 @@ export const contributions = {
   config: [shellConfig],
   events: [shellEvents],
   toolKeys: ["shell", "shell_session", "shell_session_tool", "aider_shell_tool"],
+  // The parser the shell tools judge command lines with, loaded only when a rule carries examples.
+  parseCommandLine: async (commandLine: string): Promise<RuleSubjects> =>
+    (await import("./command-rules.js")).commandLineParts(commandLine),
 };
 
 declare module "@toolbelt/core" {

@@ -4,6 +4,7 @@ import * as doctor from "./commands/doctor.js";
 import * as exec from "./commands/exec.js";
 import { EXIT_OK, exitCodeOf, UsageError } from "./commands/exit.js";
 import * as mcp from "./commands/mcp.js";
+import * as rules from "./commands/rules.js";
 import * as run from "./commands/run.js";
 import * as serve from "./commands/serve.js";
 import * as tools from "./commands/tools.js";
@@ -33,7 +34,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .scriptName("toolbelt")
     .version(version())
     .strict()
-    .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust, checkpoints, mcp")
+    .demandCommand(1, "name a command: run, exec, tools, serve, doctor, trust, checkpoints, mcp, rules")
     .recommendCommands()
     // Unwrapped: the terminal wraps long lines at words; yargs' own wrapping would break words apart.
     .wrap(null)
@@ -60,6 +61,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     })
     .command(mcp.command, mcp.describe, mcp.options, async (a) => {
       exitCode = await mcp.mcp(a);
+    })
+    .command(rules.command, rules.describe, rules.options, async (a) => {
+      exitCode = await rules.rules(a);
     })
     .fail((message, error) => {
       // yargs keeps going after a custom fail handler returns: throwing stops it.

@@ -139,18 +139,25 @@ describe("the built-in contributions", () => {
     const config = parseConfig(
       {
         agent: { edit_tool: "structured_patch", shell_sandbox: "required", shell_network: "off" },
-        tools: { search: { engine: "js" } },
+        tools: { search: { engine: "js" }, edit: { diagnostics: "all", diagnostics_timeout_ms: 2000 } },
         lsp: { ts: { command: "tsls" } },
         mcpServers: { s: { command: "srv" } },
         projects: [{ path: "/tmp" }],
-        lsp_diagnostics_after_edit: true,
       },
       "config",
       C,
     );
     expect(config.lsp.ts?.args).toEqual([]);
     expect(config.tools.search?.engine).toBe("js");
+    expect(config.tools.edit?.diagnostics).toBe("all");
     expect(() => parseConfig({ agent: { edit_tool: "vim" } }, "config", C)).toThrow(/agent\.edit_tool/);
+    expect(() => parseConfig({ tools: { edit: { diagnostics: "some" } } }, "config", C)).toThrow(
+      /tools\.edit\.diagnostics/,
+    );
+    // The old switch is gone, not silently ignored.
+    expect(() => parseConfig({ lsp_diagnostics_after_edit: true }, "config", C)).toThrow(
+      /unknown key lsp_diagnostics_after_edit/,
+    );
     expect(() => parseConfig({ tools: { search: { engin: "js" } } }, "config", C)).toThrow(
       /tools\.search\.engin/,
     );

@@ -15,8 +15,7 @@ export const BUILTIN_CONTRIBUTIONS: readonly Contributions[] = [files, edit, she
 
 /** Tool, family and profile names of the built-in families (and `tool_search`). */
 export const BUILTIN_TOOL_KEYS: readonly string[] = [
-  "tool_search",
-  ...BUILTIN_CONTRIBUTIONS.flatMap((c) => c.toolKeys ?? []),
+  ...new Set(["tool_search", ...BUILTIN_CONTRIBUTIONS.flatMap((c) => c.toolKeys ?? [])]),
 ].sort();
 
 /** The config keys of the built-in families and the given extra contributions. */

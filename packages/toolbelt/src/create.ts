@@ -17,6 +17,7 @@ import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@too
 import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
 import { elicitByQuestions } from "./elicitation.js";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
+import { familiesWithConfig } from "./tool-families.js";
 
 export interface ToolbeltOptions
   extends Omit<SessionOptions, "config" | "plugins" | "trust" | "contributions"> {
@@ -196,9 +197,8 @@ export async function openToolbelt(options: CliToolbeltOptions): Promise<Session
   // `contributions` below already holds the loaded families' keys and events; a family's own
   // `contributes` would name them twice whenever Node hands out a second instance of the family
   // module (seen with piped stdin: the family resolved through node_modules/, not its real path).
-  const families = (await loadFamilies(options.families ?? FAMILY_NAMES)).map(
-    ({ contributes: _builtin, ...family }) => family,
-  );
+  const wanted = options.families ? familiesWithConfig(options.families, config) : FAMILY_NAMES;
+  const families = (await loadFamilies(wanted)).map(({ contributes: _builtin, ...family }) => family);
   const extra: Plugin[] = [];
   for (const plugin of plugins) {
     // Third-party tools are deferrable unless they say otherwise: with tool search on, their schemas

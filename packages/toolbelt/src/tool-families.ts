@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ToolbeltConfig } from "@toolbelt/core";
 import { FAMILY_NAMES, type FamilyName } from "./families.js";
 
 // `toolbelt run TOOL` loads only the family that owns TOOL (see familiesFor). Which family that is,
@@ -92,5 +93,21 @@ export function familiesFor(tool: string, interactive: boolean): FamilyName[] | 
   const out = new Set<FamilyName>([family]);
   if (family === "lsp" || tool === "search_files") out.add("shell");
   if (interactive) out.add("ui");
+  return [...out];
+}
+
+/**
+ * The families a run of `families` loads once its config is known: a write by the files or edit
+ * family reports the problems it introduced through the lsp family's afterWrite hook, which starts
+ * the file's server only when `tools.edit.diagnostics` is set (a `run` has no server running yet);
+ * then lsp loads too, with shell, whose sandbox wraps the server.
+ */
+export function familiesWithConfig(families: readonly FamilyName[], config: ToolbeltConfig): FamilyName[] {
+  const out = new Set(families);
+  const asked = config.tools.edit?.diagnostics;
+  if ((out.has("files") || out.has("edit")) && asked !== undefined && asked !== "off") {
+    out.add("lsp");
+    out.add("shell");
+  }
   return [...out];
 }

@@ -1,8 +1,11 @@
 // A minimal stdio language server for tests of the push path: it publishes diagnostics in stages
 // (a stale publish for the previous version, a partial one, then the final one), or never
-// (PUSH_FIXTURE_MODE=silent), or exits on the first document (PUSH_FIXTURE_MODE=crash). Every line containing ERROR gets one error.
+// (PUSH_FIXTURE_MODE=silent), or exits on the first document (PUSH_FIXTURE_MODE=crash). Every line
+// containing ERROR gets one error and every line containing WARN one warning; the messages name the
+// line unless PUSH_FIXTURE_PLAIN=1 (then a problem that moves keeps its message).
 let buffer = Buffer.alloc(0);
 const mode = process.env.PUSH_FIXTURE_MODE ?? "staged";
+const plain = process.env.PUSH_FIXTURE_PLAIN === "1";
 
 function send(message) {
   const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", ...message }), "utf8");
@@ -17,15 +20,20 @@ function publish(uri, version, diagnostics) {
 function errorsOf(text) {
   const out = [];
   text.split("\n").forEach((line, index) => {
-    const at = line.indexOf("ERROR");
-    if (at >= 0)
-      out.push({
-        range: { start: { line: index, character: at }, end: { line: index, character: at + 5 } },
-        severity: 1,
-        code: "E1",
-        source: "push-fixture",
-        message: `found ERROR on line ${index + 1}`,
-      });
+    for (const [word, severity, code] of [
+      ["ERROR", 1, "E1"],
+      ["WARN", 2, "W1"],
+    ]) {
+      const at = line.indexOf(word);
+      if (at >= 0)
+        out.push({
+          range: { start: { line: index, character: at }, end: { line: index, character: at + word.length } },
+          severity,
+          code,
+          source: "push-fixture",
+          message: plain ? `found ${word}` : `found ${word} on line ${index + 1}`,
+        });
+    }
   });
   return out;
 }

@@ -10,7 +10,6 @@ import {
   z,
 } from "@toolbelt/core";
 import {
-  type DiagnosticItem,
   diagnosticItemSchema,
   diagnosticText,
   displayPath,
@@ -118,8 +117,6 @@ export async function collectDiagnostics(
       .filter((d) => SEVERITIES.indexOf(d.severity) <= minRank)
       .sort((a, b) => a.line - b.line || a.column - b.column);
     results.push({ path: rel, version: outcome.version, status: "ok", diagnostics: items });
-    if (scope === "file")
-      manager.lastErrors.set(abs, new Set(items.filter((d) => d.severity === "error").map(errorKeyOf)));
   }
   const cap = capOf(ctx, input.limit);
   let remaining = cap;
@@ -154,10 +151,6 @@ export async function collectDiagnostics(
     capped: count > cap,
     files: shown,
   };
-}
-
-export function errorKeyOf(d: DiagnosticItem): string {
-  return `${String(d.code ?? "")}|${d.message}`;
 }
 
 export function renderDiagnostics(p: DiagnosticsPayload): string {

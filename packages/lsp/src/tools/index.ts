@@ -9,8 +9,6 @@ import { referencesTool } from "./references.js";
 import { renameTool } from "./rename.js";
 import { workspaceSymbolsTool } from "./workspace-symbols.js";
 
-export { errorKeyOf } from "./diagnostics.js";
-
 /** The lsp tools, bound to the family options, one file per tool. */
 export function createTools(opts: LspFamilyOptions) {
   return [

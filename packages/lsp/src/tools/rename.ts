@@ -1,4 +1,15 @@
-import { defineTool, renderText, renderTree, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import {
+  defineTool,
+  renderText,
+  renderTree,
+  ToolbeltError,
+  type ToolContext,
+  type WriteDiagnostics,
+  writeDiagnosticsHeader,
+  writeDiagnosticsLines,
+  writeDiagnosticsSchema,
+  z,
+} from "@toolbelt/core";
 import { decide, isProtectedPath } from "@toolbelt/core/internal";
 import type { TextEdit, WorkspaceEdit } from "vscode-languageserver-protocol";
 import { type LspFamilyOptions, managerOf, requireSupport } from "../manager.js";
@@ -18,6 +29,9 @@ const renamePayload = z.object({
       path: z.string(),
       edits: z.number().int(),
       lines: z.array(z.object({ line: z.number().int(), text: z.string() })),
+      diagnostics: writeDiagnosticsSchema
+        .optional()
+        .describe("new problems the applied rename introduced into the file, when the server checked it"),
     }),
   ),
   edit_count: z.number().int(),
@@ -178,7 +192,12 @@ export function renameTool(opts: LspFamilyOptions) {
         workspace_edit: edit,
       };
       if (!input.apply) return payload;
-      payload.notes = await applyAll(ctx, planned);
+      const applied = await applyAll(ctx, planned);
+      if (applied.notes.length) payload.notes = applied.notes;
+      for (const file of payload.files) {
+        const diagnostics = applied.diagnostics.get(file.path);
+        if (diagnostics) file.diagnostics = diagnostics;
+      }
       payload.applied = true;
       const manager = managerOf(ctx.session, opts);
       await manager.filesChanged(
@@ -188,8 +207,12 @@ export function renameTool(opts: LspFamilyOptions) {
       await backend.syncOpen();
       return payload;
     },
-    render: (p) =>
-      renderText(
+    render: (p) => {
+      const checked = p.files.flatMap((f) => {
+        const header = f.diagnostics && writeDiagnosticsHeader(f.diagnostics);
+        return header ? [{ f, header, d: f.diagnostics as WriteDiagnostics }] : [];
+      });
+      return renderText(
         [
           ["Kind", p.kind],
           ["Target", p.target],
@@ -198,6 +221,7 @@ export function renameTool(opts: LspFamilyOptions) {
           ["Applied", p.applied ? "yes" : "no (preview; call again with apply: true to write)"],
           ["Files", p.files.length],
           ["Edits", p.edit_count],
+          ["Diagnostics", checked.map((c) => `${c.f.path}: ${c.header}`).join("; ") || undefined],
         ],
         [
           renderTree(
@@ -206,11 +230,13 @@ export function renameTool(opts: LspFamilyOptions) {
               matches: f.lines.map((l) => ({ line: l.line, text: l.text })),
             })),
           ),
+          ...checked.map((c) => writeDiagnosticsLines(c.f.path, c.d).join("\n")),
           ...(p.notes ?? []),
         ]
           .filter(Boolean)
           .join("\n"),
-      ),
+      );
+    },
   });
 }
 
@@ -222,8 +248,9 @@ export function renameTool(opts: LspFamilyOptions) {
 export async function applyAll(
   ctx: ToolContext,
   planned: Array<Pick<PlannedFile, "abs" | "rel" | "before" | "after">>,
-): Promise<string[]> {
+): Promise<{ notes: string[]; diagnostics: Map<string, WriteDiagnostics> }> {
   const notes: string[] = [];
+  const diagnostics = new Map<string, WriteDiagnostics>();
   const locked = async (index: number): Promise<void> => {
     if (index < planned.length) {
       await ctx.withFileLock((planned[index] as (typeof planned)[number]).abs, () => locked(index + 1));
@@ -239,8 +266,11 @@ export async function applyAll(
     }
     // One core transaction: every file checked first, the checkpoint recorded, a failed write undone.
     const results = await ctx.writeFiles(planned.map((p) => ({ abs: p.abs, data: p.after })));
-    for (const r of results) notes.push(...r.notes);
+    for (const r of results) {
+      notes.push(...r.notes);
+      if (r.diagnostics) diagnostics.set(r.path, r.diagnostics);
+    }
   };
   await locked(0);
-  return notes;
+  return { notes, diagnostics };
 }

@@ -1,6 +1,11 @@
 import path from "node:path";
-import type { CommandWrapper } from "@toolbelt/core";
-import { describeHooks, ruleWarnings } from "@toolbelt/core/internal";
+import type { CommandWrapper, Plugin } from "@toolbelt/core";
+import {
+  describeExampleProblem,
+  describeHooks,
+  ruleExampleProblems,
+  ruleWarnings,
+} from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { createToolbelt, resolveSessionConfig } from "../create.js";
 import { loadFamilies } from "../families.js";
@@ -22,6 +27,11 @@ export function options(y: Argv) {
 }
 
 export type DoctorArgs = ArgsOf<typeof options>;
+
+/** The command-line parser a family contributes (the shell family's), to check `shell(...)` rule examples. */
+function parseCommandLine(plugins: readonly Plugin[]) {
+  return plugins.find((p) => p.contributes?.parseCommandLine)?.contributes?.parseCommandLine;
+}
 
 /** `toolbelt doctor`: what each family found on this machine, for this root and config. */
 export async function doctor(args: DoctorArgs): Promise<number> {
@@ -65,6 +75,13 @@ export async function doctor(args: DoctorArgs): Promise<number> {
       name: w.key,
       status: "warning",
       detail: `${JSON.stringify(w.rule)}: ${w.why}`,
+    })),
+    // A rule whose examples disagree refuses every session; doctor names each one instead.
+    ...(await ruleExampleProblems(config, parseCommandLine(plugins))).map((p) => ({
+      family: "rules",
+      name: p.rule.source,
+      status: "error",
+      detail: describeExampleProblem(p),
     })),
   ];
   for (const plugin of plugins) {

@@ -87,12 +87,14 @@ describe("shell rules through `toolbelt run shell` (headless, no --allow)", () =
   ];
   it.each(hidden)("denies %j, naming the part %j, and runs none of it", async (command, part) => {
     const root = project();
-    const result = await shell(root, config(root, { shell: { rules: RULES } }), command);
+    const file = config(root, { shell: { rules: RULES } });
+    const result = await shell(root, file, command);
     expect(result.code).toBe(1);
     expect(payload(result)).toMatchObject({ kind: "error", code: "EDENIED" });
     expect(String(payload(result).message)).toContain(JSON.stringify(part));
+    // The denial names the rule, its place and the config file it came from.
     expect(String(payload(result).message)).toContain(
-      'deny rule "shell(touch:*)" (tools.shell.rules.deny[0])',
+      `deny rule "shell(touch:*)" (tools.shell.rules.deny[0], from ${file})`,
     );
     expect(existsSync(path.join(root, "pwned"))).toBe(false);
   });
