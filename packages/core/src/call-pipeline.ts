@@ -160,7 +160,7 @@ export async function explainCall(
     const { code, message } = unknownTool(session, name);
     throw new ToolbeltError(code, message);
   }
-  const resolve = callResolver(session);
+  const resolve = callResolver(session, binding.tool);
   const subject = await policySubject(session, binding, toolInput(binding, rawInput, resolve), resolve);
   return explainDecision(subject, session.config, session.allow);
 }
