@@ -185,7 +185,8 @@ export const ENV = {
   }),
   TOOLBELT_TOKEN: define({
     name: "TOOLBELT_TOKEN",
-    description: "The bearer token of `toolbelt serve --http` and `serve --mcp --transport http` (default: a random one printed at start).",
+    description:
+      "The bearer token of `toolbelt serve --http` and `serve --mcp --transport http` (default: a random one printed at start).",
     values: "a token",
     readBy: ["toolbelt CLI"],
     secret: true,
