@@ -21,6 +21,10 @@ export const ERROR_CODES = [
   "EINTERNAL",
   // The tool ran and reported its own failure (an MCP server's isError result).
   "ETOOL_FAILED",
+  // A file that needs a password to be read (an encrypted PDF).
+  "EENCRYPTED",
+  // A file whose content is not what its kind requires (a corrupt PDF, a notebook that is not nbformat 4 JSON).
+  "EMALFORMED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
