@@ -1,18 +1,19 @@
 // The Node side of the wire: reading a bounded JSON body, answering JSON, checking the token. The
 // server and the console's test fake both answer through these, so they answer alike.
-import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@toolbelt/core/internal";
+import { bearerToken, tokenMatches } from "./http-guard.js";
 import { errorBody, HttpError, MAX_BODY_BYTES } from "./wire.js";
 
-/** The body as JSON (undefined when empty): 413 past {@link MAX_BODY_BYTES}, 400 too deep or not JSON. */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The body as JSON (undefined when empty): 413 past `maxBytes` (default {@link MAX_BODY_BYTES}), 400 too deep or not JSON. */
+export async function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+  const declared = Number(req.headers["content-length"]);
+  if (declared > maxBytes) throw new HttpError(413, "ETOO_LARGE", `the body is over ${maxBytes} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES)
-      throw new HttpError(413, "ETOO_LARGE", `the body is over ${MAX_BODY_BYTES} bytes`);
+    if (size > maxBytes) throw new HttpError(413, "ETOO_LARGE", `the body is over ${maxBytes} bytes`);
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString("utf8");
@@ -49,14 +50,7 @@ export function unauthorised(): HttpError {
 
 /** `Authorization: Bearer <token>`, else `?token=` (EventSource cannot set headers); constant-time. */
 export function authorised(req: IncomingMessage, url: URL, token: string): boolean {
-  const header = req.headers.authorization;
-  const given = header?.startsWith("Bearer ")
-    ? header.slice("Bearer ".length).trim()
-    : url.searchParams.get("token");
-  if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return tokenMatches(bearerToken(req) ?? url.searchParams.get("token"), token);
 }
 
 /** The request target as a URL; a target that is not a path is 400. */

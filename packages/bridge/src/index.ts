@@ -11,7 +11,16 @@ export {
   type ConnectClientOptions,
   connectClient,
 } from "./client.js";
-export { authorised, readJson, sendError, sendJson, unauthorised } from "./http-io.js";
+export {
+  bearerToken,
+  type HostAllowlist,
+  hostAllowlist,
+  isLoopbackHost,
+  originOf,
+  refusedHost,
+  tokenMatches,
+} from "./http-guard.js";
+export { authorised, readJson, requestUrl, sendError, sendJson, unauthorised } from "./http-io.js";
 export {
   type HttpServeOptions,
   type HttpServer,

@@ -106,7 +106,7 @@ export const ENV = {
   }),
   TOOLBELT_MCP_MAX_MESSAGE_BYTES: define({
     name: "TOOLBELT_MCP_MAX_MESSAGE_BYTES",
-    description: "The largest JSON-RPC message `toolbelt serve --mcp` reads.",
+    description: "The largest JSON-RPC message `toolbelt serve --mcp` reads (a stdio line, an HTTP body).",
     values: "bytes",
     readBy: ["toolbelt CLI"],
     parse: positiveInteger,
@@ -185,7 +185,8 @@ export const ENV = {
   }),
   TOOLBELT_TOKEN: define({
     name: "TOOLBELT_TOKEN",
-    description: "The bearer token of `toolbelt serve --http` (default: a random one printed at start).",
+    description:
+      "The bearer token of `toolbelt serve --http` and `serve --mcp --transport http` (default: a random one printed at start).",
     values: "a token",
     readBy: ["toolbelt CLI"],
     secret: true,

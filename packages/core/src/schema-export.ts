@@ -3,11 +3,52 @@ import { errorPayloadSchema, payloadSchema } from "./results.js";
 
 export type JsonSchema = Record<string, unknown>;
 
-/** JSON Schema (draft 2020-12) of a zod input schema, as sent to models. */
+/**
+ * JSON Schema (draft 2020-12) of a zod input schema, as sent to models. Every optional field is
+ * published as nullable, because the session takes null there as "not given" (see validate-input.ts):
+ * one rule for every tool and every surface, and the one OpenAI's strict mode needs anyway.
+ */
 export function inputJsonSchema(schema: z.ZodType): JsonSchema {
   const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
   delete json.$schema;
-  return objectRoot(json);
+  return nullableOptionals(objectRoot(json));
+}
+
+/** Whether a schema already takes null: untyped (anything), or null among its types or branches. */
+function takesNull(schema: JsonSchema): boolean {
+  if (!["type", "anyOf", "oneOf", "enum", "const", "$ref", "not", "allOf"].some((k) => k in schema))
+    return true;
+  if (schema.type === "null" || (Array.isArray(schema.type) && schema.type.includes("null"))) return true;
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  return Array.isArray(branches) && branches.some(takesNull);
+}
+
+/** Optional object properties made nullable, at every depth (objects in arrays, unions, maps). */
+function nullableOptionals(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...schema };
+  if (schema.properties && typeof schema.properties === "object") {
+    const required = new Set((schema.required ?? []) as string[]);
+    const properties: Record<string, JsonSchema> = {};
+    for (const [name, value] of Object.entries(schema.properties as Record<string, JsonSchema>)) {
+      const inner = nullableOptionals(value);
+      properties[name] = required.has(name) || takesNull(inner) ? inner : withNull(inner);
+    }
+    out.properties = properties;
+  }
+  for (const key of ["items", "additionalProperties"] as const) {
+    const value = schema[key];
+    if (typeof value === "object" && value !== null && !Array.isArray(value))
+      out[key] = nullableOptionals(value as JsonSchema);
+  }
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"] as const) {
+    if (Array.isArray(schema[key])) out[key] = (schema[key] as JsonSchema[]).map(nullableOptionals);
+  }
+  if (schema.$defs && typeof schema.$defs === "object") {
+    out.$defs = Object.fromEntries(
+      Object.entries(schema.$defs as Record<string, JsonSchema>).map(([k, v]) => [k, nullableOptionals(v)]),
+    );
+  }
+  return out;
 }
 
 /** Providers want an object schema at the root, without a top-level anyOf/oneOf. */

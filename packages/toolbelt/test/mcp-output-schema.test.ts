@@ -121,8 +121,16 @@ class Checker {
     return tools as ListedTool[];
   }
 
-  /** One call; `kind` is what it must answer ("error" for a failure, which must carry isError and a code). */
-  async call(name: string, args: Schema, kind: string): Promise<Record<string, unknown>> {
+  /**
+   * One call; `kind` is what it must answer ("error" for a failure, which must carry isError and a code);
+   * `isError` what the result must say (a failed shell command is isError with a shell_result).
+   */
+  async call(
+    name: string,
+    args: Schema,
+    kind: string,
+    isError = kind === "error",
+  ): Promise<Record<string, unknown>> {
     const known = this.#tools.get(name);
     expect(known, `${name} is listed`).toBeDefined();
     // The SDK client validates structuredContent against the outputSchema it listed and throws if not.
@@ -131,7 +139,7 @@ class Checker {
     expect(payload.kind, `${name} ${JSON.stringify(args)}: ${JSON.stringify(payload).slice(0, 400)}`).toBe(
       kind,
     );
-    expect(result.isError).toBe(kind === "error");
+    expect(result.isError).toBe(isError);
     if (kind === "error") expect(typeof payload.code).toBe("string");
     for (const check of known?.checks ?? []) {
       const valid = check(payload);
@@ -213,8 +221,8 @@ describe("serve --mcp: every tool's outputSchema and structuredContent (real SDK
       await c.call("undo", {}, "checkpoint_restore");
       await c.call("undo", { checkpoint: "no-such-checkpoint" }, "error");
 
-      await c.call("shell", { command: "echo hello; exit 3" }, "shell_result");
-      await c.call("shell", { command: "sleep 1", timeout: 0.2 }, "shell_result");
+      await c.call("shell", { command: "echo hello; exit 3" }, "shell_result", true);
+      await c.call("shell", { command: "sleep 1", timeout: 0.2 }, "shell_result", true);
       const started = await c.call("shell", { command: "cat", run_in_background: true }, "shell_started");
       const id = String(started.shell_id);
       await c.call("shell", {}, "error");

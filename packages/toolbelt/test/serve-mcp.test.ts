@@ -5,6 +5,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
+  type McpError,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -89,9 +90,13 @@ describe("toolbelt serve --mcp (real MCP SDK client over stdio)", () => {
           resolve();
         });
       });
-      const deferredCall = await client.callTool({ name: "echo_deferred", arguments: { text: "x" } });
-      expect(deferredCall.isError).toBe(true);
-      expect((deferredCall.content as TextContent)[0]?.text).toContain("tool_search");
+      // Not bound yet: a protocol error (-32602) that says how to bind it.
+      const deferredCall = await client.callTool({ name: "echo_deferred", arguments: { text: "x" } }).then(
+        () => undefined,
+        (error: unknown) => error as McpError,
+      );
+      expect(deferredCall?.code).toBe(-32602);
+      expect(deferredCall?.message).toContain("tool_search");
 
       const search = await client.callTool({
         name: "tool_search",

@@ -3,10 +3,10 @@ import { definePlugin, errorPayload, type Payload } from "@toolbelt/core";
 import { ENV, MAX_JSON_DEPTH, nestsDeeperThan, readEnv } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { boundedLines } from "../bounded-lines.js";
+import { commandFailure } from "../command-failure.js";
 import { writeLine } from "../output.js";
 import { EXIT_OK, EXIT_TOOL_ERROR } from "./exit.js";
 import { type ArgsOf, failOnCommandOption, sessionOptions } from "./options.js";
-import { commandFailure } from "./run.js";
 import { checkEnvironment, openSession } from "./session.js";
 
 export const command = "exec";

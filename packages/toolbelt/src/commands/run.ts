@@ -2,6 +2,7 @@ import { fstatSync, readFileSync } from "node:fs";
 import { isatty } from "node:tty";
 import { type Payload, type Session, toolJsonSchema } from "@toolbelt/core";
 import type { Argv } from "yargs";
+import { commandFailure } from "../command-failure.js";
 import { writeLine } from "../output.js";
 import { familiesFor } from "../tool-families.js";
 import { EXIT_OK, EXIT_TOOL_ERROR, UsageError } from "./exit.js";
@@ -61,24 +62,6 @@ export function takeToolHelp(argv: string[]): boolean {
   }
   if (tool) argv.splice(help, 1);
   return tool;
-}
-
-/**
- * Why a shell result counts as a failed command (non-zero exit, a signal, the timeout), or
- * undefined. CI branches on the CLI's exit code, and `npm test` failing must fail the job.
- */
-export function commandFailure(payload: Payload): string | undefined {
-  if (payload.kind !== "shell_result") return undefined;
-  const p = payload as {
-    exit_code?: number | null;
-    signal?: string;
-    timed_out?: boolean;
-    timeout_seconds?: number;
-  };
-  if (p.timed_out) return `timed out after ${p.timeout_seconds ?? "its"} s`;
-  if (p.signal) return `ended by ${p.signal}`;
-  if (p.exit_code !== 0) return `exit code ${p.exit_code}`;
-  return undefined;
 }
 
 async function readStdin(): Promise<string> {

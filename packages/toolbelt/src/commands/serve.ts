@@ -4,31 +4,105 @@ import type { Argv } from "yargs";
 import { resolveSessionConfig } from "../create.js";
 import { version } from "../version.js";
 import { EXIT_OK, EXIT_TOOL_ERROR, UsageError } from "./exit.js";
-import { type ArgsOf, sessionOptions } from "./options.js";
+import { type ArgsOf, failOnCommandOption, sessionOptions } from "./options.js";
 import { checkEnvironment, checkProfile, reportIgnored, sessionOptionsOf } from "./session.js";
 
 export const command = "serve";
 export const describe =
-  "serve the session's tools: --mcp (MCP on stdio) or --http (HTTP + SSE, client-brought tools, approvals)";
+  "serve the session's tools: --mcp (MCP on stdio, or streamable HTTP with --transport http) or --http (HTTP + SSE, client-brought tools, approvals)";
 
 export function options(y: Argv) {
   return sessionOptions(y)
-    .option("mcp", { type: "boolean", describe: "MCP server on stdio" })
+    .option("mcp", { type: "boolean", describe: "MCP server (stdio, or --transport http)" })
     .option("http", { type: "boolean", describe: "HTTP + Server-Sent Events server" })
+    .option("transport", {
+      choices: ["stdio", "http"] as const,
+      default: "stdio" as const,
+      describe: "with --mcp: stdio, or streamable HTTP at /mcp",
+    })
     .option("port", { type: "number", default: 4317, describe: "HTTP port (0 picks a free one)" })
     .option("host", { type: "string", default: "127.0.0.1", describe: "HTTP address to listen on" })
     .option("token", {
       type: "string",
       describe: "bearer token for HTTP (default: $TOOLBELT_TOKEN, else a random one printed at start)",
+    })
+    .option("auth", {
+      type: "boolean",
+      default: true,
+      describe: "with --mcp --transport http: --no-auth asks no token (loopback hosts only)",
+    })
+    .option("allowed-host", {
+      type: "string",
+      array: true,
+      describe:
+        "with --mcp --transport http: a host name requests may name besides loopback and --host (repeatable)",
+    })
+    .option("allowed-origin", {
+      type: "string",
+      array: true,
+      describe:
+        "with --mcp --transport http: a web origin whose pages may call the server, e.g. http://localhost:6274 (repeatable)",
+    })
+    .option("max-sessions", {
+      type: "number",
+      describe: "with --mcp --transport http: MCP sessions held at once",
+      defaultDescription: "64",
+    })
+    .option("session-idle-seconds", {
+      type: "number",
+      describe: "with --mcp --transport http: close a session with no request and no open stream this long",
+      defaultDescription: "1800",
+    })
+    .option("fail-on-command-error", {
+      ...failOnCommandOption,
+      describe:
+        "with --mcp: a shell command that exits non-zero or is killed by a signal is isError: true (a timeout and a command that could not start always are)",
     });
 }
 
 export type ServeArgs = ArgsOf<typeof options>;
 
+/** Flags only MCP over HTTP reads are a usage error anywhere else (none of them has a default). */
+async function checkModeFlags(args: ServeArgs): Promise<void> {
+  if (args.http && args.transport !== "stdio")
+    throw new UsageError("--transport is for serve --mcp; serve --http is HTTP already");
+  const given = [
+    args.auth === false && "--no-auth",
+    args.allowedHost !== undefined && "--allowed-host",
+    args.allowedOrigin !== undefined && "--allowed-origin",
+    args.maxSessions !== undefined && "--max-sessions",
+    args.sessionIdleSeconds !== undefined && "--session-idle-seconds",
+  ].filter((flag): flag is string => typeof flag === "string");
+  if (given.length > 0 && !(args.mcp && args.transport === "http"))
+    throw new UsageError(
+      `${given.join(", ")}: only serve --mcp --transport http reads ${given.length === 1 ? "it" : "them"}`,
+    );
+  for (const [flag, value] of [
+    ["--max-sessions", args.maxSessions],
+    ["--session-idle-seconds", args.sessionIdleSeconds],
+  ] as const)
+    if (value !== undefined && !(Number.isFinite(value) && value > 0))
+      throw new UsageError(`${flag} must be a positive number, got ${value}`);
+  if (!(args.mcp && args.transport === "http")) return;
+  // Loaded only here: the bridge is not needed to start any other command.
+  const { isLoopbackHost, originOf } = await import("@toolbelt/bridge");
+  if (args.auth === false && !isLoopbackHost(args.host))
+    throw new UsageError(
+      `--no-auth is accepted only on a loopback host (127.0.0.1, ::1, localhost): ${args.host} is reachable from other machines`,
+    );
+  for (const origin of args.allowedOrigin ?? [])
+    try {
+      originOf(origin);
+    } catch (error) {
+      throw new UsageError(`--allowed-origin ${(error as Error).message}`);
+    }
+}
+
 /** `toolbelt serve --mcp | --http`: sessions open per client, with these options. */
 export async function serve(args: ServeArgs): Promise<number> {
   checkEnvironment();
   if (!!args.mcp === !!args.http) throw new UsageError("serve needs exactly one of --mcp or --http");
+  await checkModeFlags(args);
   // Sessions open per client later: only the built-in profiles (and those plugins in config may
   // declare) can be checked here.
   const root = path.resolve(args.root);
@@ -37,22 +111,17 @@ export async function serve(args: ServeArgs): Promise<number> {
   const resolved = await resolveSessionConfig(root, session);
   if (resolved.config.plugins.length === 0) checkProfile(args.profile);
   reportIgnored(resolved.trust, resolved.config);
-  if (args.mcp) {
+  if (args.mcp && args.transport === "stdio") {
     const { serveMcp } = await import("../serve-mcp.js");
-    await serveMcp({ root, version: version(), ...session });
+    await serveMcp({ root, version: version(), failOnCommandError: args.failOnCommandError, ...session });
     return EXIT_OK;
   }
-  const { startHttpServer } = await import("../serve-http.js");
-  const token = args.token ?? readEnv(ENV.TOOLBELT_TOKEN);
-  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  const given = args.token ?? readEnv(ENV.TOOLBELT_TOKEN);
+  let server: { close(): Promise<void> };
   try {
-    server = await startHttpServer({
-      root,
-      host: args.host,
-      port: args.port,
-      ...(token ? { token } : {}),
-      session,
-    });
+    server = args.mcp
+      ? await startMcpHttp(args, root, session, given)
+      : await startHttp(args, root, session, given);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     process.stderr.write(
@@ -60,9 +129,6 @@ export async function serve(args: ServeArgs): Promise<number> {
     );
     return EXIT_TOOL_ERROR;
   }
-  process.stdout.write(
-    `toolbelt serve --http listening on ${server.url}\ntoken: ${server.token}\nconsole: ${server.url}/#token=${encodeURIComponent(server.token)}\n`,
-  );
   if (!["127.0.0.1", "::1", "localhost"].includes(args.host))
     process.stderr.write(`toolbelt: warning: listening on ${args.host}, reachable from other machines\n`);
   await new Promise<void>((resolve) => {
@@ -71,4 +137,53 @@ export async function serve(args: ServeArgs): Promise<number> {
   });
   await server.close();
   return EXIT_OK;
+}
+
+type SessionOptions = ReturnType<typeof sessionOptionsOf>;
+
+async function startHttp(args: ServeArgs, root: string, session: SessionOptions, token: string | undefined) {
+  const { startHttpServer } = await import("../serve-http.js");
+  const http = await startHttpServer({
+    root,
+    host: args.host,
+    port: args.port,
+    ...(token ? { token } : {}),
+    session,
+  });
+  process.stdout.write(
+    `toolbelt serve --http listening on ${http.url}\ntoken: ${http.token}\nconsole: ${http.url}/#token=${encodeURIComponent(http.token)}\n`,
+  );
+  return http;
+}
+
+async function startMcpHttp(
+  args: ServeArgs,
+  root: string,
+  session: SessionOptions,
+  token: string | undefined,
+) {
+  const { startMcpHttpServer } = await import("../serve-mcp-http.js");
+  const mcp = await startMcpHttpServer({
+    root,
+    version: version(),
+    failOnCommandError: args.failOnCommandError,
+    ...session,
+    host: args.host,
+    port: args.port,
+    ...(args.auth ? (token ? { token } : {}) : { token: false }),
+    ...(args.allowedHost ? { allowedHosts: args.allowedHost } : {}),
+    ...(args.allowedOrigin ? { allowedOrigins: args.allowedOrigin } : {}),
+    ...(args.maxSessions !== undefined ? { maxSessions: args.maxSessions } : {}),
+    ...(args.sessionIdleSeconds !== undefined ? { sessionIdleMs: args.sessionIdleSeconds * 1000 } : {}),
+  });
+  process.stdout.write(`toolbelt serve --mcp listening on ${mcp.url}\n`);
+  if (!args.auth)
+    process.stderr.write(
+      "toolbelt: warning: --no-auth: requests need no token; any program on this machine can call the tools\n",
+    );
+  // A token the user gave is never printed (it would end up in their logs); one made here is.
+  else if (token)
+    process.stdout.write(`token: (the one from ${args.token ? "--token" : "TOOLBELT_TOKEN"})\n`);
+  else process.stdout.write(`token: ${mcp.token}\n`);
+  return mcp;
 }

@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,6 +8,7 @@ import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcon
 import { readSse } from "@toolbelt/bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, BIN, cli, REPO } from "../cli-harness.js";
+import { RawMcp, until } from "../mcp-raw.js";
 import { type HttpProcess, startHttp } from "../serve-fixture.js";
 
 // Attacks on the servers (serve --mcp, serve --http) and on the MCP client, each end to end through
@@ -63,84 +63,10 @@ function project(extra: Record<string, unknown> = {}): { root: string; config: s
   return { root, config };
 }
 
-const until = async <T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> => {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
-
-type RpcMessage = {
-  id?: unknown;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-};
-
-/** `toolbelt serve --mcp` spoken to in raw JSON-RPC lines, so the test can send what an SDK would not. */
-class RawMcp {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly messages: RpcMessage[] = [];
-  stderr = "";
-  #pending = "";
-  constructor(root: string, env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, [BIN, "serve", "--mcp", "--root", root], {
-      env: { ...process.env, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    this.child.stdin.on("error", () => {});
-    this.child.stdout.on("data", (d: Buffer) => {
-      this.#pending += d.toString("utf8");
-      const lines = this.#pending.split("\n");
-      this.#pending = lines.pop() ?? "";
-      for (const line of lines) if (line.trim()) this.messages.push(JSON.parse(line) as RpcMessage);
-    });
-    this.child.stderr.on("data", (d: Buffer) => {
-      this.stderr += d.toString("utf8");
-    });
-  }
-  get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-  write(text: string): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.child.stdin.write(text)) resolve();
-      else this.child.stdin.once("drain", resolve);
-    });
-  }
-  send(message: Record<string, unknown>): Promise<void> {
-    return this.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-  }
-  reply(match: (m: RpcMessage) => boolean, what: string): Promise<RpcMessage> {
-    return until(() => {
-      if (!this.running && !this.messages.some(match))
-        throw new Error(`serve --mcp exited (${this.child.exitCode}) before ${what}; stderr: ${this.stderr}`);
-      return this.messages.find(match);
-    }, what);
-  }
-  async initialize(): Promise<void> {
-    await this.send({
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
-    await this.reply((m) => m.id === 0, "the initialize answer");
-    await this.send({ method: "notifications/initialized" });
-  }
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    const exited = new Promise((r) => this.child.once("exit", r));
-    this.child.stdin.end();
-    await exited;
-  }
-}
-
 describe("serve --mcp: hostile JSON-RPC input", () => {
   it("answers a 20 MiB line with an error naming the bound, then answers tools/list, still running", async () => {
     const { root } = project();
-    const mcp = new RawMcp(root);
+    const mcp = new RawMcp(["--root", root]);
     try {
       await mcp.initialize();
       const big = "a".repeat(20 * 1024 * 1024);
@@ -163,7 +89,7 @@ describe("serve --mcp: hostile JSON-RPC input", () => {
 
   it("answers a malformed line with -32700 and id null, a non-JSON-RPC or too-deep one with -32600", async () => {
     const { root } = project();
-    const mcp = new RawMcp(root);
+    const mcp = new RawMcp(["--root", root]);
     try {
       await mcp.initialize();
       await mcp.write('{"jsonrpc":"2.0","id":5,"method":"tools/list"\n');
