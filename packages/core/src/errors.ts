@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   "EINTERNAL",
   // The tool ran and reported its own failure (an MCP server's isError result).
   "ETOOL_FAILED",
+  // The workspace the tools run in (a container, an SSH host, a pod) could not be reached or went away.
+  "EWORKSPACE",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -20,6 +20,7 @@ export {
   CONFIG_FILE,
   configContributionsOf,
   EDIT_BACKENDS,
+  mergeConfig,
   mergeDeep,
   readConfigFile,
 } from "./config.js";
@@ -36,6 +37,7 @@ export { decide, listingDecision } from "./permissions.js";
 export { checkPlugin } from "./plugin.js";
 export { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
+export { renderPayload } from "./render.js";
 export { type RuleWarning, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";
