@@ -20,8 +20,16 @@ import {
 } from "@toolbelt/core";
 import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
-import { createToolbelt, type ToolbeltOptions } from "./create.js";
+import { openToolbelt, type ToolbeltOptions } from "./create.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
+import { APPROVAL_META, QUESTION_META } from "./workspace-protocol.js";
+import {
+  capabilitiesFor,
+  eventsToHost,
+  hostCallId,
+  hostRequestOf,
+  workspaceServerCapability,
+} from "./workspace-serve.js";
 
 export type McpServeOptions = Omit<ToolbeltOptions, "client"> & {
   /** The server's version as told to clients. */
@@ -61,7 +69,12 @@ export async function serveMcp(
   const server = new Server(
     { name: "toolbelt", version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        // A toolbelt host driving this one as its workspace: see workspace-serve.ts.
+        experimental: workspaceServerCapability(),
+      },
       instructions:
         "toolbelt: file, search, edit and shell tools working inside one project root. When tool_search is listed, more tools exist: call it to bind them (the tool list then changes).",
     },
@@ -71,9 +84,13 @@ export async function serveMcp(
     message: string,
     requestedSchema: FormSchema,
     signal?: AbortSignal,
+    meta?: Record<string, unknown>,
   ): Promise<{ action: string; content?: Record<string, unknown> }> => {
     const result = await server.request(
-      { method: "elicitation/create", params: { message, requestedSchema } },
+      {
+        method: "elicitation/create",
+        params: { message, requestedSchema, ...(meta ? { _meta: meta } : {}) },
+      },
       ElicitResultSchema,
       { timeout: elicitationTimeoutMs, ...(signal ? { signal } : {}) },
     );
@@ -83,8 +100,8 @@ export async function serveMcp(
   // The tools/call being run, so an approval it asks for is withdrawn (the elicitation cancelled)
   // when the client cancels the call: the session's approver itself gets no signal.
   const callSignal = new AsyncLocalStorage<AbortSignal>();
-  const elicitForCall: Elicit = (message, schema, signal) =>
-    elicit(message, schema, signal ?? callSignal.getStore());
+  const elicitForCall: Elicit = (message, schema, signal, meta) =>
+    elicit(message, schema, signal ?? callSignal.getStore(), meta);
 
   let logLevel: string | undefined;
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -96,19 +113,28 @@ export async function serveMcp(
   const ensureSession = (): Promise<Session> => {
     session ??= (async () => {
       const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
+      // A toolbelt host (workspace-serve.ts) says what its client can do, and whether anyone approves.
+      const host = hostRequestOf(server.getClientCapabilities());
       const client: ClientInfo = {
         name: server.getClientVersion()?.name ?? "mcp client",
         // ask_user_question is bound only when a person can be asked.
-        capabilities: canElicit ? ["ask_user"] : [],
+        capabilities: capabilitiesFor(host, canElicit),
         ...(canElicit
           ? {
-              approve: (prompt: ApprovalPrompt) => approveByElicitation(elicitForCall, prompt),
+              ...(host && !host.approve
+                ? {}
+                : { approve: (prompt: ApprovalPrompt) => approveByElicitation(elicitForCall, prompt) }),
               ask: (request: QuestionRequest, signal: AbortSignal) =>
                 askByElicitation(elicit, request, signal),
             }
           : {}),
       };
-      const created = await createToolbelt({ ...toolbeltOptions, client });
+      const created = await openToolbelt({
+        ...toolbeltOptions,
+        client,
+        ...(host?.policy ? { hostPolicy: host.policy } : {}),
+        ...(host?.events ? { plugins: [...(toolbeltOptions.plugins ?? []), eventsToHost(server)] } : {}),
+      });
       // tool_search (or a plugin, or a switched project) changed the bound set: the client re-lists.
       created.on("tools_bound", () => {
         server.sendToolListChanged().catch(() => {});
@@ -142,8 +168,12 @@ export async function serveMcp(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const s = await sessionOrError();
+    const callId = hostCallId(request.params._meta);
     const { payload, text } = await callSignal.run(extra.signal, () =>
-      s.callWithText(request.params.name, request.params.arguments ?? {}, { signal: extra.signal }),
+      s.callWithText(request.params.name, request.params.arguments ?? {}, {
+        signal: extra.signal,
+        ...(callId ? { callId } : {}),
+      }),
     );
     return {
       content: [{ type: "text" as const, text }, ...imageBlocks(payload)],
@@ -182,6 +212,8 @@ type Elicit = (
   message: string,
   schema: FormSchema,
   signal?: AbortSignal,
+  /** What is asked, as data, for a toolbelt host that answers it in kind (workspace-protocol.ts). */
+  meta?: Record<string, unknown>,
 ) => Promise<{ action: string; content?: Record<string, unknown> }>;
 
 async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Promise<boolean> {
@@ -190,13 +222,18 @@ async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Pro
   const summary = escapeText(prompt.summary, { reversible: false });
   const json = prompt.input === undefined ? undefined : JSON.stringify(prompt.input);
   const input = json === undefined ? "" : `\ninput: ${visibleText(json, { reversible: false }).text}`;
-  const result = await elicit(`toolbelt wants to run ${prompt.tool} (${prompt.access}): ${summary}${input}`, {
-    type: "object",
-    properties: {
-      allow: { type: "boolean", title: "Allow this call", description: summary, default: false },
+  const result = await elicit(
+    `toolbelt wants to run ${prompt.tool} (${prompt.access}): ${summary}${input}`,
+    {
+      type: "object",
+      properties: {
+        allow: { type: "boolean", title: "Allow this call", description: summary, default: false },
+      },
+      required: ["allow"],
     },
-    required: ["allow"],
-  });
+    undefined,
+    { [APPROVAL_META]: prompt },
+  );
   return result.action === "accept" && result.content?.allow === true;
 }
 
@@ -227,7 +264,7 @@ async function askByElicitation(
   });
   properties.notes = { type: "string", title: "Notes", description: "optional" };
   const message = request.questions.map((q) => q.question).join("\n");
-  const result = await elicit(message, { type: "object", properties }, signal);
+  const result = await elicit(message, { type: "object", properties }, signal, { [QUESTION_META]: request });
   if (result.action !== "accept")
     throw new ToolbeltError("ECANCELLED", `the user chose ${result.action} instead of answering`);
   const content = result.content ?? {};
