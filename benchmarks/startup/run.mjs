@@ -10,6 +10,9 @@ import { fileURLToPath } from "node:url";
 import { BIN, fmt, ratio, stats, table, timeCommand } from "../lib.mjs";
 
 const runs = Number(process.env.BENCH_RUNS ?? 30);
+// BENCH_COMPARE=<another checkout's packages/toolbelt/dist/bin.js> runs that build's exec in the same
+// rounds (one run of each per round), for a before/after measured side by side.
+const compare = process.env.BENCH_COMPARE;
 const execRuns = Number(process.env.BENCH_EXEC_RUNS ?? 7);
 const calls = Number(process.env.BENCH_CALLS ?? 1000);
 const PLAIN = fileURLToPath(new URL("./plain-exec.mjs", import.meta.url));
@@ -128,13 +131,14 @@ async function rate(argv, input) {
   if (t.length !== calls) throw new Error(`${argv.join(" ")}: ${t.length} answers for ${calls} calls`);
   return ((calls - 1) / (t[t.length - 1] - t[0])) * 1000;
 }
-/** Medians of toolbelt's and the plain script's rates, run interleaved (one of each per round). */
+/** Medians of toolbelt's, the plain script's (and the compared build's) rates, one of each per round. */
 async function throughput(tbArgv, plainArgv, input) {
   const perRun = await repeat(execRuns, async () => [
     await rate(tbArgv, input),
     await rate(plainArgv, input),
+    compare ? await rate([node, compare, "exec"], input) : Number.NaN,
   ]);
-  return [stats(perRun.map((r) => r[0])).median, stats(perRun.map((r) => r[1])).median];
+  return [0, 1, 2].map((k) => stats(perRun.map((r) => r[k])).median);
 }
 const reads = Array.from({ length: calls }, (_, i) =>
   line("read_file", { path: `src/f${i % 50}.txt` }, i),
@@ -178,3 +182,19 @@ console.log(
     ],
   ),
 );
+if (compare) {
+  console.log(`\n## exec side by side with ${compare}\n`);
+  console.log(
+    table(
+      ["measure", "this build", "compared build", "plain", "this / plain", "compared / plain"],
+      rates.map(([name, tb, plain, other]) => [
+        `${name}, calls/s`,
+        tb.toFixed(0),
+        other.toFixed(0),
+        plain.toFixed(0),
+        `${(tb / plain).toFixed(2)}x`,
+        `${(other / plain).toFixed(2)}x`,
+      ]),
+    ),
+  );
+}

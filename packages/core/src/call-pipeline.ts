@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
 import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
+import type { ResolvedPath } from "./paths.js";
 import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
@@ -132,10 +133,17 @@ async function run(
   signal?: AbortSignal,
 ): Promise<Payload> {
   const { tool, variant } = binding;
+  const resolve = callResolver(session);
+  // One signal for the whole call: its hooks and the tool see the caller's cancellation alike.
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  // A signal already aborted never fires "abort": check it first.
+  if (signal?.aborted) controller.abort(signal.reason);
+  else signal?.addEventListener("abort", onAbort, { once: true });
   try {
     let input = validate(variant?.input ?? tool.input, rawInput);
     if (variant?.toInput) {
-      const at = { resolve: (p: string) => session.resolver.resolve(p, session.cwd) };
+      const at = { resolve };
       input = validate(tool.input, variant.toInput(input as Record<string, unknown>, at));
     }
     // Hooks see the tool's own input; what they hand back is validated, resolved and policed below.
@@ -145,13 +153,13 @@ async function run(
       input,
       callId,
       (i) => validate(tool.input, i),
-      signal,
+      controller.signal,
     );
     if (hooked.denied) return hooked.denied;
     input = hooked.input;
     const paths = (tool.paths as ((i: unknown) => string[]) | undefined)?.(input) ?? [];
-    const rels = paths.map((p) => session.resolver.resolve(p, session.cwd).rel);
-    const resolveRel = (p: string) => session.resolver.resolve(p, session.cwd).rel;
+    const rels = paths.map((p) => resolve(p).rel);
+    const resolveRel = (p: string) => resolve(p).rel;
     const rules = await ruleSubjectsFor(tool, binding.name, input, session.config, resolveRel, session.cwd);
     const decision = decide(
       {
@@ -193,15 +201,10 @@ async function run(
       for (const r of guarded) gate.protectedOk.add(r);
     }
     if (tool.access === "write") for (const r of rels) gate.cleared.add(r);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    // A signal already aborted never fires "abort": check it first.
-    if (signal?.aborted) controller.abort(signal.reason);
-    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const payload = (await tool.execute(
         input as never,
-        toolContext(session, writes, binding, callId, controller.signal, gate),
+        toolContext(session, writes, binding, callId, controller.signal, gate, resolve),
       )) as Payload;
       if (typeof payload !== "object" || payload === null || typeof (payload as Payload).kind !== "string") {
         return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
@@ -210,12 +213,31 @@ async function run(
     } catch (error) {
       // After hooks see what the tool threw too (as its error payload); they never throw themselves.
       return await afterToolCall(session, hooked.call, normaliseError(error).toPayload(), controller.signal);
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
     }
   } catch (error) {
     return normaliseError(error).toPayload();
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * The call's one resolution of each path: the policy judges the paths the tool then acts on. Resolving
+ * again in the tool would let a symlink that moves mid-call (in the root, or a link the input names)
+ * send the tool to a file the policy never saw, e.g. one a `read(...)` deny rule keeps out. `exists`
+ * is as the policy saw it; a tool that creates the file knows it did.
+ */
+function callResolver(session: Session): (p: string) => ResolvedPath {
+  const seen = new Map<string, ResolvedPath>();
+  return (p) => {
+    const cwd = session.cwd;
+    const key = `${cwd}\0${p}`;
+    const known = seen.get(key);
+    if (known) return known;
+    const resolved = session.resolver.resolve(p, cwd);
+    seen.set(key, resolved);
+    return resolved;
+  };
 }
 
 /** Who brought `tool` (its plugin, else its family), named when an event it emits is refused. */
@@ -233,6 +255,7 @@ function toolContext(
   callId: string,
   signal: AbortSignal,
   gate: WriteGate,
+  resolve: (p: string) => ResolvedPath,
 ): ToolContext {
   const cwd = session.cwd;
   const config = session.config;
@@ -247,7 +270,7 @@ function toolContext(
     ledger: session.ledger,
     profile: session.profile,
     calledAs: binding.name,
-    resolve: (p) => session.resolver.resolve(p, session.cwd),
+    resolve,
     emit: (event) => {
       session.events.emit(event, () => emitterOf(session, binding.tool));
     },

@@ -60,6 +60,24 @@ export const limitsSchema = z.strictObject({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
+  /** Pages one read_file of a PDF returns (default and maximum of its `limit`). */
+  pdfMaxPages: z.number().int().positive().default(100),
+  /** The largest PDF read_file hands to the parser. */
+  pdfMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
+  /** Wall-clock bound of one PDF read's parse (a separate process, killed when it runs out). */
+  pdfTimeoutMs: z.number().int().positive().default(30_000),
+  /** Memory the PDF parsing process may use (resident, and its JavaScript heap) before it is killed. */
+  pdfMaxMemoryBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
+  /** Characters of one notebook cell output read_file shows; longer outputs are cut with a note. */
+  notebookOutputMaxChars: z.number().int().positive().default(8_000),
   shellOutputMaxChars: z.number().int().positive().default(30_000),
   shellMaxSessions: z.number().int().positive().default(16),
 });

@@ -23,6 +23,10 @@ export const ERROR_CODES = [
   "ETOOL_FAILED",
   // The workspace the tools run in (a container, an SSH host, a pod) could not be reached or went away.
   "EWORKSPACE",
+  // A file that needs a password to be read (an encrypted PDF).
+  "EENCRYPTED",
+  // A file whose content is not what its kind requires (a corrupt PDF, a notebook that is not nbformat 4 JSON).
+  "EMALFORMED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -92,6 +92,8 @@ export {
 } from "./plugin.js";
 export {
   errorPayloadSchema,
+  type PayloadImage,
+  payloadImages,
   payloadSchema,
   type ToolResult,
   type ToolResultFor,
@@ -134,8 +136,10 @@ export {
   renderEntries,
   renderFlat,
   renderHeaders,
+  renderSections,
   renderText,
   renderTree,
+  type TextSection,
   type TreeEntry,
   type TreeMatch,
 } from "./text-format.js";

@@ -7,6 +7,8 @@
 // What belongs here: logic two families would otherwise copy (bounded reads, opens that hold the
 // path check, process-group tracking, the permission engine, the trust store, config plumbing).
 // Only names some package outside core imports: what nothing imports stays unexported.
+
+export { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 export {
   type BoundedFile,
   MAX_CONFIG_BYTES,
@@ -32,6 +34,15 @@ export { EventStream, eventJsonSchema, eventTypes } from "./events.js";
 export { findExecutable, isExecutable } from "./executables.js";
 export { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from "./json-depth.js";
 export { fingerprintOf } from "./ledger.js";
+export {
+  cellIdsRequired,
+  multilineText,
+  NOTEBOOK_CELL_TYPES,
+  type Notebook,
+  type NotebookCell,
+  type NotebookCellType,
+  parseNotebook,
+} from "./notebook.js";
 export { PathResolver } from "./paths.js";
 export { decide, listingDecision } from "./permissions.js";
 export { checkPlugin } from "./plugin.js";

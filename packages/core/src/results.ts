@@ -43,3 +43,27 @@ export interface ToolResultMap {
 
 /** The result of the tool named `N`: from {@link ToolResultMap}, else the generic `Payload`. */
 export type ToolResultFor<N extends string> = N extends keyof ToolResultMap ? ToolResultMap[N] : Payload;
+
+/** An image a result carries, for a client that shows images (MCP image blocks, a model's image input). */
+export interface PayloadImage {
+  mime_type: string;
+  /** The image's bytes, base64-encoded. */
+  base64: string;
+}
+
+const isImage = (value: unknown): value is PayloadImage =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as PayloadImage).mime_type === "string" &&
+  typeof (value as PayloadImage).base64 === "string";
+
+/**
+ * The images a result carries, in order: an `image` payload (read_file of a .png) is one; any other
+ * payload may list its own in `images` (read_file of a notebook: its cells' image outputs). The text
+ * of such a result names each image where it belongs; the data travels beside it.
+ */
+export function payloadImages(payload: Payload): PayloadImage[] {
+  const images = payload.kind === "image" ? [payload] : payload.images;
+  if (!Array.isArray(images)) return [];
+  return images.filter(isImage).map((image) => ({ mime_type: image.mime_type, base64: image.base64 }));
+}

@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
 import { runCall, runStep } from "./call-pipeline.js";
 import { SessionCheckpoints } from "./checkpoint-api.js";
@@ -21,6 +22,7 @@ import {
 } from "./config.js";
 import { type GatheredContributions, gatherContributions } from "./contribution-set.js";
 import type { Contributions } from "./contributions.js";
+import { ToolbeltError } from "./errors.js";
 import { type EventInput, type EventOf, EventStream, type EventType, type ToolbeltEvent } from "./events.js";
 import type { CommandSpec, CommandWrapper, LaunchPurpose } from "./launch.js";
 import { ReadLedger } from "./ledger.js";
@@ -349,10 +351,17 @@ export class Session {
     return this.#writes.write(gate, abs, data, options);
   }
 
-  /** Opens a file inside the root for reading, so that the check and the open are one act (see safe-open.ts). */
+  /**
+   * Opens a file inside the root for reading, so that the check and the open are one act (see
+   * safe-open.ts). `abs` is a path as the call resolved it (`ctx.resolve(p).abs`): it is opened as it
+   * is, following no symbolic link on the way, so a file or directory swapped for a link since the
+   * policy judged the path is refused (EPATH_ESCAPE), never read through.
+   */
   async openFile(abs: string): Promise<FileHandle> {
-    const target = this.#resolver.resolve(abs, this.#cwd);
-    return openForRead(target.abs, { root: this.#resolver.root });
+    const target = this.#insideRoot(abs);
+    return openForRead(target, { root: this.#resolver.root }).catch((error: unknown) => {
+      throw linkRefusal(error, target);
+    });
   }
 
   /**
@@ -360,8 +369,23 @@ export class Session {
    * reading a small file at once, where a FileHandle's asynchronous open and close cost more than the read.
    */
   openFileSync(abs: string): number {
-    const target = this.#resolver.resolve(abs, this.#cwd);
-    return openForReadSync(target.abs, { root: this.#resolver.root });
+    const target = this.#insideRoot(abs);
+    try {
+      return openForReadSync(target, { root: this.#resolver.root });
+    } catch (error) {
+      throw linkRefusal(error, target);
+    }
+  }
+
+  /** `abs` made absolute (against the cwd) when it is inside the root as written; EPATH_ESCAPE otherwise. */
+  #insideRoot(abs: string): string {
+    if (typeof abs !== "string") throw new ToolbeltError("EINVAL_INPUT", "path must be a string");
+    const lexical = path.resolve(this.#cwd, abs);
+    if (abs.includes("\0") || !this.#resolver.contains(lexical))
+      throw new ToolbeltError("EPATH_ESCAPE", `path escapes the project root: ${abs}`, {
+        details: { path: abs },
+      });
+    return lexical;
   }
 
   /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
@@ -489,4 +513,14 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   );
   await session.setup();
   return session;
+}
+
+/** The open's ELOOP (the last component is a symbolic link now) as the refusal it is. */
+function linkRefusal(error: unknown, target: string): unknown {
+  if ((error as NodeJS.ErrnoException).code !== "ELOOP") return error;
+  return new ToolbeltError(
+    "EPATH_ESCAPE",
+    `${target} is a symbolic link (or became one while it was being opened): open the path the call resolved; nothing was read`,
+    { cause: error, details: { path: target } },
+  );
 }

@@ -218,6 +218,75 @@ export function renderEntries(entries: TreeEntry[], structure: OutputStructure =
   return structure === "flat" ? renderFlat(entries) : renderTree(entries);
 }
 
+/**
+ * One section of a sectioned body, such as a PDF's pages or a notebook's cells and outputs: a
+ * `# Key: value` line, one blank line, then the content (just the line when there is none).
+ */
+export interface TextSection {
+  /** `Page`, `Cell`, `Output`. */
+  key: string;
+  /** What the header line says after the key: `3`, `2 (code, id a1b2)`. */
+  value: string | number;
+  body: string;
+}
+
+/** The display-only escape of section content: tabs and backslashes stay as written. */
+const CONTENT_ESCAPE = { keep: "\t", reversible: false } as const;
+
+/**
+ * One line of section content as written: control and invisible characters escaped (display only),
+ * and a line that would read as a `# Key: value` header gets its `#` written `\x23`, so no text of a
+ * file can start a section or pass for a header. Every other line, `# comments` included, is as is.
+ */
+function contentLine(line: string): string {
+  const shown = escapeText(line, CONTENT_ESCAPE);
+  return HEADER.test(shown) ? `\\x23${shown.slice(1)}` : shown;
+}
+
+/**
+ * Sections one after another, a blank line between them: the body of a paged or celled read.
+ * `parseToolText()` gives them back as `sections` (content as shown: escaped control characters
+ * stay escaped, as in search rows).
+ */
+export function renderSections(sections: TextSection[]): string {
+  return sections
+    .map((section) => {
+      const head = `# ${section.key}: ${escapeText(String(section.value), { reversible: false })}`;
+      if (section.body === "") return head;
+      return `${head}\n\n${section.body.split("\n").map(contentLine).join("\n")}`;
+    })
+    .join("\n\n");
+}
+
+/** Kinds whose body is sections (`renderSections`). */
+const SECTION_KINDS = new Set(["pdf_content", "notebook"]);
+
+const ESCAPED_HASH = "\\x23";
+
+/** The inverse of `renderSections` (but for the display-only escapes). */
+function parseSections(lines: string[]): TextSection[] {
+  const sections: Array<{ key: string; value: string; lines: string[] }> = [];
+  for (const line of lines) {
+    const m = HEADER.exec(line);
+    if (m) {
+      sections.push({ key: m[1] as string, value: m[2] ?? "", lines: [] });
+      continue;
+    }
+    const restored =
+      line.startsWith(ESCAPED_HASH) && HEADER.test(`#${line.slice(ESCAPED_HASH.length)}`)
+        ? `#${line.slice(ESCAPED_HASH.length)}`
+        : line;
+    sections.at(-1)?.lines.push(restored);
+  }
+  return sections.map((section, i) => {
+    const body = section.lines;
+    // The blank line after the header, and the one before the next section.
+    if (body[0] === "") body.shift();
+    if (i < sections.length - 1 && body.at(-1) === "") body.pop();
+    return { key: section.key, value: section.value, body: body.join("\n") };
+  });
+}
+
 export interface CountHeader {
   count: number;
   capped: boolean;
@@ -243,6 +312,8 @@ export interface ParsedToolText {
   /** The cap it was cut at, and the further cap terms (`matches / 1048576 chars`). */
   cap?: number;
   capDetail?: string;
+  /** The sections of a paged or celled read (`renderSections`): a PDF's pages, a notebook's cells. */
+  sections?: TextSection[];
   /** `# Skipped: N files (...)`: files a search left out. */
   skipped?: number;
   /** `# Changed: N lines (...)`: lines a search dropped because they changed while it ran. */
@@ -405,6 +476,10 @@ export function parseToolText(text: string): ParsedToolText {
   if (headers.Error) {
     result.kind = "error";
     result.error = { code: headers.Error, message: result.body.trim() };
+    return result;
+  }
+  if (kind && SECTION_KINDS.has(kind)) {
+    result.sections = parseSections(bodyLines);
     return result;
   }
   // Only a listing can be in the retired form: a `# docs/` heading in a file read is just text.

@@ -54,6 +54,7 @@ export const contributions = {
     "structured_patch",
     "file_edit_tool",
     "aider_edit_block_tool",
+    "notebook_edit",
   ],
 };
 

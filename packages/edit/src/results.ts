@@ -1,5 +1,6 @@
 import type { ToolResult } from "@toolbelt/core";
 import type { editFileTool } from "./edit-file.js";
+import type { notebookEditTool } from "./notebook-edit.js";
 import type { searchReplaceBlockTool } from "./search-replace-block.js";
 import type { structuredPatchTool } from "./structured-patch.js";
 
@@ -10,6 +11,7 @@ export interface EditResults {
   aider_edit_block_tool: ToolResult<typeof searchReplaceBlockTool>;
   structured_patch: ToolResult<typeof structuredPatchTool>;
   file_edit_tool: ToolResult<typeof structuredPatchTool>;
+  notebook_edit: ToolResult<typeof notebookEditTool>;
 }
 
 declare module "@toolbelt/core" {

@@ -56,15 +56,21 @@ function expectOk(p: Payload) {
   };
 }
 
+// notebook_edit is no backend: it is bound beside whichever backend the session binds.
 const names = (s: Session) => s.bind().tools.map((t) => t.name);
+const withNotebook = (backend: string) => [backend, "notebook_edit"];
 
 describe("backend binding", () => {
   it("binds exactly one edit tool, following the model or the pin", async () => {
-    expect(names(await session())).toEqual(["edit_file"]);
-    expect(names(await session({ model: "claude-sonnet-4-5" }))).toEqual(["search_replace_block"]);
-    expect(names(await session({ model: "gpt-5-codex" }))).toEqual(["structured_patch"]);
-    expect(names(await session({ model: "o3" }))).toEqual(["structured_patch"]);
-    expect(names(await session({ model: "claude-opus-4", edit_tool: "edit_file" }))).toEqual(["edit_file"]);
+    expect(names(await session())).toEqual(withNotebook("edit_file"));
+    expect(names(await session({ model: "claude-sonnet-4-5" }))).toEqual(
+      withNotebook("search_replace_block"),
+    );
+    expect(names(await session({ model: "gpt-5-codex" }))).toEqual(withNotebook("structured_patch"));
+    expect(names(await session({ model: "o3" }))).toEqual(withNotebook("structured_patch"));
+    expect(names(await session({ model: "claude-opus-4", edit_tool: "edit_file" }))).toEqual(
+      withNotebook("edit_file"),
+    );
     const other = await session({ model: "gpt-5" });
     expect(await other.call("edit_file", { path: "x", old_text: "", new_text: "y" })).toMatchObject({
       code: "EUNKNOWN_TOOL",
@@ -79,32 +85,34 @@ describe("backend binding", () => {
       expect.arrayContaining(["file_path", "old_string", "new_string", "replace_all", "root"]),
     );
     const mewboBlocks = await session({ model: "claude-3-7", profile: "mewbo" });
-    expect(mewboBlocks.bind().tools.map((t) => t.name)).toEqual(["aider_edit_block_tool"]);
+    expect(names(mewboBlocks)).toEqual(withNotebook("aider_edit_block_tool"));
     const mouaif = await session({ profile: "mouaif" });
     const props = ((mouaif.bind().tools[0]?.inputSchema ?? {}) as { properties: object }).properties;
     expect(Object.keys(props)).toEqual(expect.arrayContaining(["path", "file", "oldText", "newText"]));
   });
 
   it("mewbo binds one of its own two edit tools with no model or a model neither Claude nor GPT", async () => {
-    expect(names(await session({ profile: "mewbo" }))).toEqual(["aider_edit_block_tool"]);
-    expect(names(await session({ profile: "mewbo", model: "llama-3.3-70b" }))).toEqual([
-      "aider_edit_block_tool",
-    ]);
-    expect(names(await session({ profile: "mewbo", edit_tool: "edit_file" }))).toEqual([
-      "aider_edit_block_tool",
-    ]);
-    expect(names(await session({ profile: "mewbo", model: "gpt-5" }))).toEqual(["file_edit_tool"]);
+    expect(names(await session({ profile: "mewbo" }))).toEqual(withNotebook("aider_edit_block_tool"));
+    expect(names(await session({ profile: "mewbo", model: "llama-3.3-70b" }))).toEqual(
+      withNotebook("aider_edit_block_tool"),
+    );
+    expect(names(await session({ profile: "mewbo", edit_tool: "edit_file" }))).toEqual(
+      withNotebook("aider_edit_block_tool"),
+    );
+    expect(names(await session({ profile: "mewbo", model: "gpt-5" }))).toEqual(
+      withNotebook("file_edit_tool"),
+    );
     // The default profile keeps edit_file for an unknown model.
-    expect(names(await session({ model: "llama-3.3-70b" }))).toEqual(["edit_file"]);
+    expect(names(await session({ model: "llama-3.3-70b" }))).toEqual(withNotebook("edit_file"));
   });
 
   it('takes edit_tool "" as "follow the model" instead of a config error', async () => {
-    expect(names(await session({ profile: "mewbo", model: "gpt-5", edit_tool: "" }))).toEqual([
-      "file_edit_tool",
-    ]);
-    expect(names(await session({ model: "claude-sonnet-4", edit_tool: "" }))).toEqual([
-      "search_replace_block",
-    ]);
+    expect(names(await session({ profile: "mewbo", model: "gpt-5", edit_tool: "" }))).toEqual(
+      withNotebook("file_edit_tool"),
+    );
+    expect(names(await session({ model: "claude-sonnet-4", edit_tool: "" }))).toEqual(
+      withNotebook("search_replace_block"),
+    );
   });
 });
 

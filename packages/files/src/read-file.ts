@@ -1,6 +1,8 @@
 import { closeSync, fstatSync, readSync, type Stats } from "node:fs";
 import { defineTool, type LineWindow, renderText, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
 import { fingerprintOf } from "@toolbelt/core/internal";
+import { type NotebookPayload, notebookPayload, readNotebook, renderNotebook } from "./read-notebook.js";
+import { isPdf, type PdfContentPayload, pdfContentPayload, readPdf, renderPdf } from "./read-pdf.js";
 import { decodeText, imageMimeType, TEXT_ENCODINGS } from "./text-decode.js";
 
 /** Files larger than this are not read whole for a window (hashing needs every byte). */
@@ -71,17 +73,39 @@ export type FileContentPayload = z.output<typeof fileContentPayload>;
 export type FileUnchangedPayload = z.output<typeof fileUnchangedPayload>;
 export type ImagePayload = z.output<typeof imagePayload>;
 
-const readOutput = z.discriminatedUnion("kind", [fileContentPayload, fileUnchangedPayload, imagePayload]);
+const readOutput = z.discriminatedUnion("kind", [
+  fileContentPayload,
+  fileUnchangedPayload,
+  imagePayload,
+  pdfContentPayload,
+  notebookPayload,
+]);
+
+type ReadPayload =
+  | FileContentPayload
+  | FileUnchangedPayload
+  | ImagePayload
+  | PdfContentPayload
+  | NotebookPayload;
 
 const readInput = z.object({
   path: z.string().min(1).describe("file path, relative to the project root"),
-  offset: z.number().int().min(1).optional().describe("first line to return, 1-based (default 1)"),
+  offset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "first line to return, 1-based (default 1); of a PDF the first page, of a notebook the first cell",
+    ),
   limit: z
     .number()
     .int()
     .min(1)
     .optional()
-    .describe("number of lines to return (default and maximum: fileReadMaxLines)"),
+    .describe(
+      "number of lines to return (default and maximum: fileReadMaxLines); of a PDF pages (default and maximum: pdfMaxPages), of a notebook cells",
+    ),
 });
 type ReadInput = z.output<typeof readInput>;
 
@@ -155,14 +179,21 @@ function readWhole(fd: number, size: number): Buffer {
  * descriptor, so the fingerprint describes what was read. Only regular files are read: a FIFO or a
  * device opened here would block or never end (the open itself does not block).
  */
-function checkReadable(stat: Stats, rel: string, max: { bytes: number; what: string }): void {
+type ReadBound = { bytes: number; what: string; limit?: string };
+
+function checkReadable(stat: Stats, rel: string, max: ReadBound): void {
   if (stat.isDirectory())
     throw new ToolbeltError("EISDIR", `${rel} is a directory: use list_files or list_dir`);
   if (!stat.isFile()) throw new ToolbeltError("EINVAL_INPUT", `${rel} is not a regular file`);
   if (stat.size > max.bytes) {
-    throw new ToolbeltError("ETOO_LARGE", `${rel} is ${stat.size} bytes; ${max.what} ${max.bytes} bytes`, {
-      details: { path: rel, size: stat.size, limit: max.bytes },
-    });
+    const limit = max.limit ? ` (${max.limit})` : "";
+    throw new ToolbeltError(
+      "ETOO_LARGE",
+      `${rel} is ${stat.size} bytes; ${max.what} ${max.bytes} bytes${limit}`,
+      {
+        details: { path: rel, size: stat.size, limit: max.bytes },
+      },
+    );
   }
 }
 
@@ -170,7 +201,7 @@ async function readOpened(
   ctx: ToolContext,
   abs: string,
   rel: string,
-  max: { bytes: number; what: string },
+  max: ReadBound,
 ): Promise<{ bytes: Buffer; size: number; mtimeMs: number }> {
   // Most reads are of small files: opened (with the same checks), stat'ed and read synchronously,
   // microseconds each, where the thread-pool round trips of a FileHandle were most of the call's
@@ -210,19 +241,73 @@ async function readImage(ctx: ToolContext, abs: string, rel: string, mime: strin
   };
 }
 
-export async function executeRead(
-  input: ReadInput,
-  ctx: ToolContext,
-): Promise<FileContentPayload | FileUnchangedPayload | ImagePayload> {
+/** What a file is read as besides text, by its name: PDFs are also known by their content. */
+function documentKind(name: string): "pdf" | "notebook" | undefined {
+  const lower = name.toLowerCase();
+  if (lower.endsWith(".pdf")) return "pdf";
+  if (lower.endsWith(".ipynb")) return "notebook";
+  return undefined;
+}
+
+export async function executeRead(input: ReadInput, ctx: ToolContext): Promise<ReadPayload> {
   const resolved = ctx.resolve(input.path);
   if (!resolved.exists)
     throw new ToolbeltError("ENOENT", `no such file: ${resolved.rel}`, { details: { path: resolved.rel } });
   const mime = imageMimeType(resolved.abs);
   if (mime) return readImage(ctx, resolved.abs, resolved.rel, mime);
-  const { bytes, size, mtimeMs } = await readOpened(ctx, resolved.abs, resolved.rel, {
-    bytes: MAX_READ_BYTES,
-    what: "read_file reads files up to",
-  });
+  const named = documentKind(resolved.abs);
+  const pdfBound: ReadBound = {
+    bytes: ctx.limits.pdfMaxBytes,
+    what: "PDFs are read up to",
+    limit: "limits.pdfMaxBytes",
+  };
+  const bound: ReadBound =
+    named === "pdf"
+      ? pdfBound
+      : named === "notebook"
+        ? { bytes: ctx.limits.fileMaxBytes, what: "notebooks are read up to", limit: "limits.fileMaxBytes" }
+        : { bytes: MAX_READ_BYTES, what: "read_file reads files up to" };
+  const { bytes, size, mtimeMs } = await readOpened(ctx, resolved.abs, resolved.rel, bound);
+  if (named === "pdf" || (named === undefined && isPdf(bytes))) {
+    if (size > pdfBound.bytes)
+      throw new ToolbeltError(
+        "ETOO_LARGE",
+        `${resolved.rel} is ${size} bytes; ${pdfBound.what} ${pdfBound.bytes} bytes (${pdfBound.limit})`,
+        { details: { path: resolved.rel, size, limit: pdfBound.bytes } },
+      );
+    const payload = await readPdf(ctx, input, resolved.rel, bytes).catch((error: unknown) => {
+      // Known by its first bytes alone, a file pdf.js cannot open is whatever else it is: a text
+      // that happens to start with `%PDF-` is read as text. A `.pdf` that cannot be opened is refused.
+      if (named === undefined && ToolbeltError.isInstance(error) && error.code === "EMALFORMED")
+        return undefined;
+      throw error;
+    });
+    if (payload) {
+      recordWindow(
+        ctx,
+        resolved.abs,
+        bytes,
+        { size, mtimeMs },
+        payload.start_page,
+        payload.end_page,
+        payload.truncated,
+      );
+      return payload;
+    }
+  }
+  if (named === "notebook") {
+    const payload = readNotebook(ctx, input, resolved.rel, bytes.toString("utf8"));
+    recordWindow(
+      ctx,
+      resolved.abs,
+      bytes,
+      { size, mtimeMs },
+      payload.start_cell,
+      payload.end_cell,
+      payload.truncated,
+    );
+    return payload;
+  }
   const decoded = decodeText(bytes);
   if (!decoded) {
     throw new ToolbeltError(
@@ -314,7 +399,29 @@ export async function executeRead(
   };
 }
 
-export function renderRead(payload: FileContentPayload | FileUnchangedPayload | ImagePayload): string {
+/**
+ * A PDF's pages or a notebook's cells shown: the ledger records this version as read (in pages or
+ * cells), so an edit can tell when the file changed since (notebook_edit refuses then). These reads
+ * are never answered `file_unchanged`: the notice speaks of lines.
+ */
+function recordWindow(
+  ctx: ToolContext,
+  abs: string,
+  bytes: Buffer,
+  stat: { size: number; mtimeMs: number },
+  start: number,
+  end: number,
+  truncated: boolean,
+): void {
+  ctx.ledger.record(abs, fingerprintOf(bytes, stat), {
+    start: Math.max(1, start),
+    end: truncated ? Math.max(1, end) : Number.POSITIVE_INFINITY,
+  });
+}
+
+export function renderRead(payload: ReadPayload): string {
+  if (payload.kind === "pdf_content") return renderPdf(payload);
+  if (payload.kind === "notebook") return renderNotebook(payload);
   if (payload.kind === "file_unchanged") {
     // Short on purpose (it replaces windows of a few lines) and headers only: no body, so nothing in
     // it can pass for (or be pasted back as) file content. The words are the partial window's.
@@ -373,7 +480,7 @@ export const readFileTool = defineTool({
   family: "files",
   access: "read",
   description:
-    "Read a text file as numbered lines (like `cat -n`), a window at a time: `offset` is the first line (1-based), `limit` the number of lines. Images (.png .jpg .jpeg .gif .webp .bmp .ico) come back as image data. Re-reading a window already returned and unchanged answers `file_unchanged` instead of repeating the content.",
+    "Read a text file as numbered lines (like `cat -n`), a window at a time: `offset` is the first line (1-based), `limit` the number of lines. Images (.png .jpg .jpeg .gif .webp .bmp .ico) come back as image data. A PDF comes back as text by page (`offset`/`limit` count pages), a Jupyter notebook (.ipynb) as its cells with their outputs (`offset`/`limit` count cells; image outputs as image data). Re-reading a text window already returned and unchanged answers `file_unchanged` instead of repeating the content.",
   input: readInput,
   output: readOutput,
   paths: (input) => [input.path],

@@ -40,6 +40,7 @@ export {
   type JsonSchema,
   type Limits,
   type OpenAIFunctionTool,
+  outputJsonSchema,
   type ParsedToolText,
   type Payload,
   type Plugin,

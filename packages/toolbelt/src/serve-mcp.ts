@@ -13,6 +13,8 @@ import {
   type ApprovalPrompt,
   type ClientInfo,
   escapeText,
+  type Payload,
+  payloadImages,
   type Session,
   ToolbeltError,
   toMcpTool,
@@ -196,11 +198,16 @@ export async function serveMcp(
   if (session) await (await session.catch(() => undefined))?.close();
 }
 
-/** An image payload (read_file of a .png...) as an MCP image block, so clients show it, not only its base64. */
-function imageBlocks(payload: { kind: string }): Array<{ type: "image"; data: string; mimeType: string }> {
-  const p = payload as { kind: string; base64?: unknown; mime_type?: unknown };
-  if (p.kind !== "image" || typeof p.base64 !== "string" || typeof p.mime_type !== "string") return [];
-  return [{ type: "image", data: p.base64, mimeType: p.mime_type }];
+/**
+ * The images a result carries (read_file of a .png, a notebook's image outputs) as MCP image blocks,
+ * so clients show them, not only their base64.
+ */
+function imageBlocks(payload: Payload): Array<{ type: "image"; data: string; mimeType: string }> {
+  return payloadImages(payload).map((image) => ({
+    type: "image",
+    data: image.base64,
+    mimeType: image.mime_type,
+  }));
 }
 
 function maxMessageBytesOf(options: McpServeOptions): number {

@@ -21,6 +21,12 @@ if (read.kind === "error") {
   is<string>(read.total_lines);
 } else if (read.kind === "image") {
   is<string>(read.base64);
+} else if (read.kind === "pdf_content") {
+  is<string | undefined>(read.pages[0]?.text);
+  is<number>(read.total_pages);
+} else if (read.kind === "notebook") {
+  is<"code" | "markdown" | "raw" | undefined>(read.cells[0]?.cell_type);
+  is<string | undefined>(read.images[0]?.base64);
 } else {
   is<"file_unchanged">(read.kind);
 }
