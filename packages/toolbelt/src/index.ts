@@ -76,5 +76,6 @@ export type { ShellResults } from "@toolbelt/shell";
 export type { UiResults } from "@toolbelt/ui";
 export type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 export { eventJsonSchema } from "./contributions.js";
-export { createToolbelt, type ToolbeltOptions } from "./create.js";
+export { createToolbelt, type ToolbeltOptions, type WorkspaceOption } from "./create.js";
+export type { WorkspaceSpec } from "@toolbelt/workspace";
 export { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";
