@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -139,10 +140,14 @@ function suite(target: Target) {
       // The workspace's own events reach the host (its approval events), besides the host's tool_call.
       expect(events).toContain("tool_call");
       expect(events.some((t) => t.startsWith("approval"))).toBe(true);
+      // The check below sees toolbelt serving there while the session is open.
+      if (target === ssh) expect(servingRoot(root)).toHaveLength(1);
     } finally {
       await session.close();
     }
+    // Nothing is left running there: the container is gone, or no toolbelt serves this root any more.
     if (target === docker) expect(await allSessionContainers()).toEqual([]);
+    else expect(servingRoot(root)).toEqual([]);
   });
 
   it(`${target.name}: a cancelled call is cancelled there`, async () => {
@@ -172,6 +177,13 @@ function suite(target: Target) {
       await session.close();
     }
   });
+}
+
+/** Processes on this machine (the SSH host) serving `root` (`serve --mcp --root ROOT`). */
+function servingRoot(root: string): string[] {
+  return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("serve --mcp") && line.includes(`--root ${root}`));
 }
 
 async function waitForFile(file: string): Promise<void> {
