@@ -97,7 +97,7 @@ export function hostToolbelt(): HostToolbelt {
   if (installRoot === path.parse(installRoot).root)
     throw new ToolbeltError(
       "EWORKSPACE",
-      `cannot tell where toolbelt is installed (its packages share no directory but ${installRoot}): use an image with toolbelt (the repository's Dockerfile)`,
+      `cannot tell where toolbelt is installed (its packages share no directory but ${installRoot}): use an image with toolbelt installed (docs/workspaces.md)`,
     );
   return { node: realpathSync(process.execPath), bin, installRoot };
 }

@@ -286,7 +286,7 @@ export class DockerDriver implements WorkspaceDriver {
       .catch(() => "");
     const noNode = code === 126 || code === 127 || /no such file|not found|exec format|GLIBC/i.test(logs);
     const what = noNode
-      ? `the image has no usable Node at ${node} (a Node built for another libc or architecture, or none): use an image with glibc for the host's Node, or one with toolbelt installed (the repository's Dockerfile)`
+      ? `the image has no usable Node at ${node} (a Node built for another libc or architecture, or none): use an image with glibc for the host's Node, or one with toolbelt installed (docs/workspaces.md)`
       : "the container stopped as soon as it started";
     return `${what}; exit code ${code ?? "unknown"}${logs ? `, output: ${lastLines(logs)}` : ""}`;
   }
