@@ -34,6 +34,7 @@ export default defineConfig({
       "@toolbelt/console": pkg("console"),
       "@toolbelt/mcp": pkg("mcp"),
       "@toolbelt/toolbelt": pkg("toolbelt"),
+      "@toolbelt/workspace": pkg("workspace"),
       "@toolbelt/plugin-git": fileURLToPath(new URL("./plugins/plugin-git/src/index.ts", import.meta.url)),
     },
   },

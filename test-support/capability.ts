@@ -26,6 +26,18 @@ export const CAPABILITIES = {
   "gnu-time": { ci: true, how: ".ci/run installs GNU time (/usr/bin/time)" },
   script: { ci: true, how: ".ci/run installs util-linux's script (bsdutils)" },
   nsenter: { ci: true, how: ".ci/run installs util-linux's nsenter" },
+  docker: {
+    ci: true,
+    how: "scripts/ci/docker-up.sh starts a private dockerd (its socket in TOOLBELT_TEST_DOCKER_HOST) and imports the debootstrap image toolbelt-base:bookworm",
+  },
+  sshd: {
+    ci: true,
+    how: ".ci/run installs openssh-server (the tests run their own sshd on a loopback port)",
+  },
+  kubernetes: {
+    ci: false,
+    why: "no cluster can be started here: a kubeconfig (KUBECONFIG or ~/.kube/config) naming a reachable cluster, and TOOLBELT_TEST_K8S_IMAGE, an image with Node 20+, sh and toolbelt installed that the cluster can pull",
+  },
   landlock: { ci: false, why: "a kernel feature (Linux 5.13 or later, with Landlock enabled)" },
   "landlock-network": { ci: false, why: "Landlock ABI 4 or later (Linux 6.7 or later)" },
   "network-namespace": {

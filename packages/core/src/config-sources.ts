@@ -306,6 +306,12 @@ export interface ConfigSourceOptions extends ProjectTrustOptions {
   file?: string;
   /** Settings from the SDK caller: trusted. */
   overrides?: unknown;
+  /**
+   * Settings that may only tighten, applied last (as an untrusted layer: what would loosen is ignored,
+   * loudly, and no layer comes after it to loosen what it tightened). A workspace's toolbelt gets its
+   * host's policy this way. `source` names it in `trust.ignored`.
+   */
+  tighten?: { value: unknown; source: string };
   /** Read the user's config folder (default true). */
   userConfig?: boolean;
   /** Config keys families and plugins contribute (see contributions.ts); without them only core's. */
@@ -349,6 +355,8 @@ export function loadTrustedConfig(
   if (options.file)
     layers.push({ value: readConfigFile(path.resolve(options.file)), source: options.file, trusted: true });
   if (options.overrides) layers.push({ value: options.overrides, source: "options", trusted: true });
+  if (options.tighten)
+    layers.push({ value: options.tighten.value, source: options.tighten.source, trusted: false });
   const parse = options.unknownSections ? { unknownSections: options.unknownSections } : {};
   const { config, ignored } = mergeLayers(layers, options.contributions, parse);
   // Files of the project besides configs/app.json (.mcp.json) belong to the families that read them.

@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   "EINTERNAL",
   // The tool ran and reported its own failure (an MCP server's isError result).
   "ETOOL_FAILED",
+  // The workspace the tools run in (a container, an SSH host, a pod) could not be reached or went away.
+  "EWORKSPACE",
   // A file that needs a password to be read (an encrypted PDF).
   "EENCRYPTED",
   // A file whose content is not what its kind requires (a corrupt PDF, a notebook that is not nbformat 4 JSON).

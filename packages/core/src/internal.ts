@@ -24,6 +24,7 @@ export {
   CONFIG_FILE,
   configContributionsOf,
   EDIT_BACKENDS,
+  mergeConfig,
   mergeDeep,
   readConfigFile,
 } from "./config.js";
@@ -55,6 +56,7 @@ export {
 export { checkPlugin } from "./plugin.js";
 export { trackProcessGroup, untrackProcessGroup } from "./process-tracking.js";
 export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
+export { renderPayload } from "./render.js";
 export { describeExampleProblem, type RuleWarning, ruleExampleProblems, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";

@@ -240,7 +240,7 @@ function schemaOf(binding: Binding): BoundToolSchema {
     name: binding.name,
     description: binding.variant?.description ?? binding.tool.description,
     inputSchema: toolJsonSchema(binding.tool, binding.variant?.input),
-    outputSchema: outputJsonSchema(binding.tool),
+    outputSchema: binding.tool.outputJsonSchema ?? outputJsonSchema(binding.tool),
     annotations: {
       readOnlyHint: access === "read",
       destructiveHint: access === "write" || access === "execute",

@@ -126,6 +126,11 @@ export interface ToolBase<S extends z.ZodType = z.ZodType> {
    * server's `inputSchema`); `input` still validates calls. Without it the schema is derived from `input`.
    */
   jsonSchema?: JsonSchema;
+  /**
+   * The result's JSON Schema exactly as clients should see it, when it comes from elsewhere (the
+   * tools of a workspace, bound as the toolbelt there declares them); without it, derived from `output`.
+   */
+  outputJsonSchema?: JsonSchema;
   /** Hints reported with the schema over those derived from `access` (an MCP server's own annotations). */
   annotations?: ToolAnnotations;
   family: string;
@@ -189,6 +194,7 @@ export interface AnyTool {
   input: z.ZodType;
   output?: z.ZodType;
   jsonSchema?: JsonSchema;
+  outputJsonSchema?: JsonSchema;
   annotations?: ToolAnnotations;
   family: string;
   access: Access;

@@ -15,6 +15,7 @@ import {
 } from "@toolbelt/core";
 import { MCP_JSON, projectConfigFile, userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
 import { checkPlugin, loadTrustedConfig } from "@toolbelt/core/internal";
+import type { WorkspaceSpec } from "@toolbelt/workspace";
 import { elicitByQuestions } from "./elicitation.js";
 import { FAMILY_NAMES, type FamilyName, loadFamilies, loadFamilyContributions } from "./families.js";
 import { familiesWithConfig } from "./tool-families.js";
@@ -37,7 +38,17 @@ export interface ToolbeltOptions
   plugins?: Array<Plugin | string>;
   /** The built-in families to load (default: all). */
   families?: readonly FamilyName[];
+  /**
+   * Where the tools run: this machine (`"local"`, the default), or a workspace elsewhere — a Docker
+   * container, an SSH host, a Kubernetes pod — as an object (`{ kind: "docker", image: "…" }`) or the
+   * CLI's string form (`docker:NAME`, `docker-image:IMAGE`, `ssh:user@host:/path`, `k8s:ns/pod`).
+   * The session binds the same tools there; see docs/workspaces.md.
+   */
+  workspace?: WorkspaceOption;
 }
+
+/** A workspace as createToolbelt takes it: the object form, or the CLI's string form. */
+export type WorkspaceOption = WorkspaceSpec | string;
 
 /** What toolbelt's own CLI passes besides the public options; not exported from the package. */
 export interface CliToolbeltOptions extends ToolbeltOptions {
@@ -48,6 +59,11 @@ export interface CliToolbeltOptions extends ToolbeltOptions {
    * its own families.
    */
   familyContributionsOnly?: boolean;
+  /**
+   * Settings that may only tighten, applied over every other layer: the policy of the host driving
+   * this toolbelt as its workspace (`serve --mcp` gets it from the host's initialize request).
+   */
+  hostPolicy?: Record<string, unknown>;
 }
 
 /** Loads a plugin named in config: a package name, or a path relative to the root. */
@@ -69,8 +85,18 @@ export async function importPlugin(spec: string, root: string): Promise<Plugin> 
 
 type ConfigOptions = Pick<
   CliToolbeltOptions,
-  "config" | "configFile" | "trustProject" | "userConfig" | "plugins" | "families" | "familyContributionsOnly"
+  | "config"
+  | "configFile"
+  | "trustProject"
+  | "userConfig"
+  | "plugins"
+  | "families"
+  | "familyContributionsOnly"
+  | "hostPolicy"
 >;
+
+/** How the host's policy is named where a setting of it is ignored. */
+export const HOST_POLICY_SOURCE = "the host driving this workspace";
 
 /**
  * The built-in contributions a session knows: every family's, or (see familyContributionsOnly) only
@@ -82,6 +108,7 @@ async function builtinContributions(root: string, options: ConfigOptions): Promi
   const noConfig =
     options.config === undefined &&
     options.configFile === undefined &&
+    options.hostPolicy === undefined &&
     (options.plugins?.length ?? 0) === 0 &&
     (options.userConfig === false || !existsSync(userConfigFile(userConfigDir()))) &&
     !existsSync(projectConfigFile(root));
@@ -127,6 +154,7 @@ export async function resolveSessionConfig(
     ...(options.trustProject !== undefined ? { trust: options.trustProject } : {}),
     ...(options.userConfig !== undefined ? { userConfig: options.userConfig } : {}),
     overrides: options.config,
+    ...(options.hostPolicy ? { tighten: { value: options.hostPolicy, source: HOST_POLICY_SOURCE } } : {}),
   };
   const given = options.plugins ?? [];
   const ownContributions = (list: readonly Plugin[]) =>
@@ -193,6 +221,11 @@ export function createToolbelt(options: ToolbeltOptions): Promise<Session> {
 
 /** createToolbelt with the options only the CLI passes (see CliToolbeltOptions). */
 export async function openToolbelt(options: CliToolbeltOptions): Promise<Session> {
+  if (options.workspace !== undefined && options.workspace !== "local") {
+    const { openWorkspaceSession } = await import("./workspace-session.js");
+    const opened = await openWorkspaceSession(options);
+    if (opened) return opened;
+  }
   const { config, trust, plugins, contributions } = await resolveSessionConfig(options.root, options);
   // `contributions` below already holds the loaded families' keys and events; a family's own
   // `contributes` would name them twice whenever Node hands out a second instance of the family
@@ -215,6 +248,8 @@ export async function openToolbelt(options: CliToolbeltOptions): Promise<Session
     trustProject: _trust,
     userConfig: _user,
     familyContributionsOnly: _own,
+    hostPolicy: _host,
+    workspace: _workspace,
     ...sessionOptions
   } = options;
   // A client that asks questions but brings no `elicit` answers MCP servers' forms through its

@@ -75,6 +75,7 @@ export type { ProjectsResults } from "@toolbelt/projects";
 export type { ShellResults } from "@toolbelt/shell";
 export type { UiResults } from "@toolbelt/ui";
 export type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
+export type { WorkspaceSpec } from "@toolbelt/workspace";
 export { eventJsonSchema } from "./contributions.js";
-export { createToolbelt, type ToolbeltOptions } from "./create.js";
+export { createToolbelt, type ToolbeltOptions, type WorkspaceOption } from "./create.js";
 export { FAMILY_NAMES, type FamilyName, loadFamilies } from "./families.js";

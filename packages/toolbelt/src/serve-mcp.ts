@@ -38,7 +38,7 @@ import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
 import type { z } from "zod";
 import { commandDidNotRun, commandFailure } from "./command-failure.js";
-import { createToolbelt, type ToolbeltOptions } from "./create.js";
+import { openToolbelt, type ToolbeltOptions } from "./create.js";
 import {
   atLeast,
   DEFAULT_LOG_LEVEL,
@@ -48,6 +48,14 @@ import {
   SessionNotices,
 } from "./mcp-notices.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
+import { APPROVAL_META, QUESTION_META } from "./workspace-protocol.js";
+import {
+  capabilitiesFor,
+  eventsToHost,
+  hostCallId,
+  hostRequestOf,
+  workspaceServerCapability,
+} from "./workspace-serve.js";
 
 export type McpServeOptions = Omit<ToolbeltOptions, "client"> & {
   /** The server's version as told to clients. */
@@ -123,7 +131,12 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
   const server = new Server(
     { name: "toolbelt", version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        // A toolbelt host driving this one as its workspace: see workspace-serve.ts.
+        experimental: workspaceServerCapability(),
+      },
       instructions:
         "toolbelt: file, search, edit and shell tools working inside one project root. When tool_search is listed, more tools exist: call it to bind them (the tool list then changes).",
     },
@@ -155,8 +168,11 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
   };
 
   // Withdrawn when the call is cancelled, or when what asked stops waiting (a question's own timeout).
-  const elicit: Elicit = async (message, requestedSchema, signal) => {
-    const request = { method: "elicitation/create" as const, params: { message, requestedSchema } };
+  const elicit: Elicit = async (message, requestedSchema, signal, meta) => {
+    const request = {
+      method: "elicitation/create" as const,
+      params: { message, requestedSchema, ...(meta ? { _meta: meta } : {}) },
+    };
     const call = running();
     const signals = [call?.extra.signal, signal].filter((s): s is AbortSignal => s !== undefined);
     const options = {
@@ -205,13 +221,17 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
   const ensureSession = (): Promise<Session> => {
     session ??= (async () => {
       const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
+      // A toolbelt host (workspace-serve.ts) says what its client can do, and whether anyone approves.
+      const host = hostRequestOf(server.getClientCapabilities());
       const client: ClientInfo = {
         name: server.getClientVersion()?.name ?? "mcp client",
         // ask_user_question is bound only when a person can be asked.
-        capabilities: canElicit ? ["ask_user"] : [],
+        capabilities: capabilitiesFor(host, canElicit),
         ...(canElicit
           ? {
-              approve: (prompt: ApprovalPrompt) => approveByElicitation(elicit, prompt),
+              ...(host && !host.approve
+                ? {}
+                : { approve: (prompt: ApprovalPrompt) => approveByElicitation(elicit, prompt) }),
               ask: (request: QuestionRequest, signal: AbortSignal) =>
                 askByElicitation(elicit, request, signal),
             }
@@ -221,10 +241,15 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
         const refused = await roots.refusal(call.root, running()?.extra);
         return refused === undefined ? undefined : { decision: "deny", message: refused };
       };
-      const created = await createToolbelt({
+      const created = await openToolbelt({
         ...toolbeltOptions,
         client,
-        plugins: [...(toolbeltOptions.plugins ?? []), listener],
+        ...(host?.policy ? { hostPolicy: host.policy } : {}),
+        plugins: [
+          ...(toolbeltOptions.plugins ?? []),
+          listener,
+          ...(host?.events ? [eventsToHost(server)] : []),
+        ],
         hooks: {
           ...toolbeltOptions.hooks,
           beforeToolCall: [rootsHook, ...(toolbeltOptions.hooks?.beforeToolCall ?? [])],
@@ -257,7 +282,8 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
       const name = params.name;
       const binding = s.bindings().find((b) => b.name === name);
       const call: CallContext = {
-        callId: randomUUID(),
+        // A toolbelt host driving this one names the call, so its events and approvals match its own.
+        callId: hostCallId(params._meta) ?? randomUUID(),
         extra,
         progressToken: params._meta?.progressToken,
         progress: 0,
@@ -430,6 +456,8 @@ type Elicit = (
   message: string,
   schema: FormSchema,
   signal?: AbortSignal,
+  /** What is asked, as data, for a toolbelt host that answers it in kind (workspace-protocol.ts). */
+  meta?: Record<string, unknown>,
 ) => Promise<{ action: string; content?: Record<string, unknown> }>;
 
 async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Promise<boolean> {
@@ -438,13 +466,18 @@ async function approveByElicitation(elicit: Elicit, prompt: ApprovalPrompt): Pro
   const summary = escapeText(prompt.summary, { reversible: false });
   const json = prompt.input === undefined ? undefined : JSON.stringify(prompt.input);
   const input = json === undefined ? "" : `\ninput: ${visibleText(json, { reversible: false }).text}`;
-  const result = await elicit(`toolbelt wants to run ${prompt.tool} (${prompt.access}): ${summary}${input}`, {
-    type: "object",
-    properties: {
-      allow: { type: "boolean", title: "Allow this call", description: summary, default: false },
+  const result = await elicit(
+    `toolbelt wants to run ${prompt.tool} (${prompt.access}): ${summary}${input}`,
+    {
+      type: "object",
+      properties: {
+        allow: { type: "boolean", title: "Allow this call", description: summary, default: false },
+      },
+      required: ["allow"],
     },
-    required: ["allow"],
-  });
+    undefined,
+    { [APPROVAL_META]: prompt },
+  );
   return result.action === "accept" && result.content?.allow === true;
 }
 
@@ -475,7 +508,7 @@ async function askByElicitation(
   });
   properties.notes = { type: "string", title: "Notes", description: "optional" };
   const message = request.questions.map((q) => q.question).join("\n");
-  const result = await elicit(message, { type: "object", properties }, signal);
+  const result = await elicit(message, { type: "object", properties }, signal, { [QUESTION_META]: request });
   if (result.action !== "accept")
     throw new ToolbeltError("ECANCELLED", `the user chose ${result.action} instead of answering`);
   const content = result.content ?? {};

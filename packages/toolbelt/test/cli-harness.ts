@@ -35,6 +35,7 @@ const BUILT_PACKAGES = [
   "projects",
   "bridge",
   "console",
+  "workspace",
   "toolbelt",
 ];
 

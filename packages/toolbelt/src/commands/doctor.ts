@@ -13,14 +13,16 @@ import { writeLine } from "../output.js";
 import { familiesFor } from "../tool-families.js";
 import { version } from "../version.js";
 import { EXIT_OK } from "./exit.js";
-import { type ArgsOf, trustOption } from "./options.js";
+import { type ArgsOf, trustOption, workspaceOption } from "./options.js";
+import { sessionRoot } from "./session.js";
 
 export const command = "doctor";
 export const describe = "report which ripgrep, sandbox, pty and language servers were found";
 
 export function options(y: Argv) {
   return y
-    .option("root", { type: "string", default: process.cwd() })
+    .option("root", { type: "string", defaultDescription: "current directory" })
+    .option("workspace", workspaceOption)
     .option("config", { type: "string" })
     .option("trust", trustOption)
     .option("format", { choices: ["text", "json"], default: "text" });
@@ -35,7 +37,20 @@ function parseCommandLine(plugins: readonly Plugin[]) {
 
 /** `toolbelt doctor`: what each family found on this machine, for this root and config. */
 export async function doctor(args: DoctorArgs): Promise<number> {
-  const root = path.resolve(args.root);
+  if (args.workspace !== undefined && args.workspace !== "local") {
+    const { root, workspace } = await sessionRoot(args);
+    const { workspaceDoctor } = await import("../workspace-session.js");
+    print(
+      await workspaceDoctor({
+        root,
+        ...(workspace !== undefined ? { workspace } : {}),
+        ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+      }),
+      args.format,
+    );
+    return EXIT_OK;
+  }
+  const root = path.resolve(args.root ?? ".");
   const configOptions = {
     ...(args.config ? { configFile: args.config } : {}),
     ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
@@ -54,7 +69,7 @@ export async function doctor(args: DoctorArgs): Promise<number> {
   const wrapCommand: CommandWrapper | undefined = wrapping
     ? (spec, purpose) => wrapping.wrapCommand(spec, purpose)
     : undefined;
-  const report: Array<{ family: string; name: string; status: string; detail: string }> = [
+  const report: Check[] = [
     { family: "core", name: "node", status: "ok", detail: process.version },
     { family: "core", name: "toolbelt", status: "ok", detail: version() },
     {
@@ -104,9 +119,15 @@ export async function doctor(args: DoctorArgs): Promise<number> {
     }
   }
   await wrapping?.close();
-  if (args.format === "json") writeLine(report);
+  print(report, args.format);
+  return EXIT_OK;
+}
+
+type Check = { family: string; name: string; status: string; detail: string };
+
+function print(report: Check[], format: string): void {
+  if (format === "json") writeLine(report);
   else
     for (const r of report)
       process.stdout.write(`${r.status.padEnd(11)} ${r.family}/${r.name}: ${r.detail}\n`);
-  return EXIT_OK;
 }

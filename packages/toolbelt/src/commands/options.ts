@@ -23,10 +23,10 @@ export function sessionOptions<T>(y: Argv<T>) {
   return y
     .option("root", {
       type: "string",
-      default: process.cwd(),
-      describe: "project root (every path stays inside it)",
+      describe: "project root (every path stays inside it); in a remote workspace, the path there",
       defaultDescription: "current directory",
     })
+    .option("workspace", workspaceOption)
     .option("config", { type: "string", describe: "config file layered over <root>/configs/app.json" })
     .option("profile", { type: "string", describe: "tool profile: default, mewbo, mouaif" })
     .option("model", {
@@ -42,9 +42,18 @@ export function sessionOptions<T>(y: Argv<T>) {
     .option("trust", trustOption);
 }
 
+export const workspaceOption = {
+  type: "string",
+  describe:
+    "where the tools run: local, docker:CONTAINER[:/path], docker-image:IMAGE (the root mounted), ssh:[user@]host[:/path], k8s:[namespace/]pod[:/path], k8s-template:FILE[:/path] (docs/workspaces.md)",
+  defaultDescription: "local",
+} as const;
+
 /** What {@link sessionOptions} parses to. */
 export interface SessionArgs {
-  root: string;
+  /** Undefined: the current directory (locally), or the path the workspace names. */
+  root?: string | undefined;
+  workspace?: string | undefined;
   config?: string | undefined;
   profile?: string | undefined;
   allow?: string[] | undefined;

@@ -1,11 +1,10 @@
-import path from "node:path";
 import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { Argv } from "yargs";
 import { resolveSessionConfig } from "../create.js";
 import { version } from "../version.js";
 import { EXIT_OK, EXIT_TOOL_ERROR, UsageError } from "./exit.js";
 import { type ArgsOf, failOnCommandOption, sessionOptions } from "./options.js";
-import { checkEnvironment, checkProfile, reportIgnored, sessionOptionsOf } from "./session.js";
+import { checkEnvironment, checkProfile, reportIgnored, sessionOptionsOf, sessionRoot } from "./session.js";
 
 export const command = "serve";
 export const describe =
@@ -105,12 +104,14 @@ export async function serve(args: ServeArgs): Promise<number> {
   await checkModeFlags(args);
   // Sessions open per client later: only the built-in profiles (and those plugins in config may
   // declare) can be checked here.
-  const root = path.resolve(args.root);
-  const session = sessionOptionsOf(args);
-  // A broken config is a usage error before any client connects; what trust dropped is said once here.
-  const resolved = await resolveSessionConfig(root, session);
-  if (resolved.config.plugins.length === 0) checkProfile(args.profile);
-  reportIgnored(resolved.trust, resolved.config);
+  const { root, workspace } = await sessionRoot(args);
+  const session = { ...sessionOptionsOf(args), ...(workspace !== undefined ? { workspace } : {}) };
+  if (workspace === undefined) {
+    // A broken config is a usage error before any client connects; what trust dropped is said once here.
+    const resolved = await resolveSessionConfig(root, session);
+    if (resolved.config.plugins.length === 0) checkProfile(args.profile);
+    reportIgnored(resolved.trust, resolved.config);
+  }
   if (args.mcp && args.transport === "stdio") {
     const { serveMcp } = await import("../serve-mcp.js");
     await serveMcp({ root, version: version(), failOnCommandError: args.failOnCommandError, ...session });

@@ -41,9 +41,39 @@ export function reportIgnored(trust: TrustInfo, config?: ToolbeltConfig): void {
     process.stderr.write(`toolbelt: warning: ${w.key} ${JSON.stringify(w.rule)}: ${w.why}\n`);
 }
 
+/**
+ * The root and workspace of the command line: `--root` (default: the current directory) on this
+ * machine and for a container started from an image (a directory here, mounted there); in any other
+ * workspace the path there, named once (`ssh:me@box:/srv/app` or `--root /srv/app`). Usage errors
+ * for a workspace named wrong.
+ */
+export async function sessionRoot(args: SessionArgs): Promise<{ root: string; workspace?: string }> {
+  if (args.workspace === undefined || args.workspace === "local")
+    return { root: path.resolve(args.root ?? ".") };
+  const { parseWorkspace } = await import("@toolbelt/workspace");
+  let parsed: ReturnType<typeof parseWorkspace>;
+  try {
+    parsed = parseWorkspace(args.workspace);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { spec, root: named } = parsed;
+  if (spec.kind === "docker" && "image" in spec)
+    return { root: path.resolve(args.root ?? "."), workspace: args.workspace };
+  if (named !== undefined && args.root !== undefined && args.root !== named)
+    throw new UsageError(`--workspace names the root ${named} and --root is ${args.root}: give it once`);
+  const root = named ?? args.root;
+  if (root === undefined || !path.posix.isAbsolute(root))
+    throw new UsageError(
+      `--workspace ${args.workspace}: name the project's absolute path there, after the target (${spec.kind === "ssh" ? "ssh:user@host:/path" : spec.kind === "docker" ? "docker:NAME:/path" : "k8s:ns/pod:/path"}) or with --root /path`,
+    );
+  return { root, workspace: args.workspace };
+}
+
 /** The session options the command line gives (serve passes them on to each client's session). */
 export function sessionOptionsOf(args: SessionArgs) {
   return {
+    ...(args.workspace !== undefined ? { workspace: args.workspace } : {}),
     ...(args.config ? { configFile: args.config } : {}),
     ...(args.profile ? { profile: args.profile } : {}),
     ...(args.model ? { model: args.model } : {}),
@@ -60,9 +90,11 @@ export async function openSession(
   args: SessionArgs,
   options: { families?: readonly FamilyName[]; client?: ClientInfo; plugins?: Plugin[] } = {},
 ): Promise<Session> {
+  const { root, workspace } = await sessionRoot(args);
   const session = await openToolbelt({
-    root: path.resolve(args.root),
+    root,
     ...sessionOptionsOf(args),
+    ...(workspace !== undefined ? { workspace } : {}),
     ...(options.client ? { client: options.client } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),
     ...(options.families ? { families: options.families, familyContributionsOnly: true } : {}),

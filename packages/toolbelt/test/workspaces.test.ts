@@ -1,0 +1,428 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type Session, ToolbeltError } from "@toolbelt/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
+import { createToolbelt } from "../src/index.js";
+import { assertBuilt, cli, jsonLines, tempRoot } from "./cli-harness.js";
+import {
+  allSessionContainers,
+  BASE_IMAGE,
+  containersOf,
+  dockerMissing,
+  engine,
+  type Sshd,
+  sshdMissing,
+  startSshd,
+} from "./workspace-fixtures.js";
+
+// Workspaces end to end: the built CLI and the SDK with their tools running in a Docker container
+// (started from a plain Debian image with the host's Node and toolbelt mounted read-only) and on an
+// SSH host (a test-owned sshd on loopback), through real daemons, real ssh and real toolbelt inside.
+
+const skipDocker = lacks("docker", await dockerMissing());
+const skipSsh = lacks("sshd", sshdMissing());
+
+const DOCKER_HOST = process.env.TOOLBELT_TEST_DOCKER_HOST ?? "";
+
+interface Target {
+  name: string;
+  /** The CLI's --workspace (and --root) for a project at `root`, and the environment it needs. */
+  cliArgs(root: string): string[];
+  env(): NodeJS.ProcessEnv;
+  /** The SDK's workspace option. */
+  spec(): Record<string, unknown>;
+}
+
+const docker: Target = {
+  name: "docker",
+  cliArgs: (root) => ["--workspace", `docker-image:${BASE_IMAGE}`, "--root", root],
+  env: () => ({ DOCKER_HOST }),
+  spec: () => ({ kind: "docker", image: BASE_IMAGE, docker: DOCKER_HOST }),
+};
+
+let sshd: Sshd | undefined;
+const ssh: Target = {
+  name: "ssh",
+  cliArgs: (root) => ["--workspace", `ssh:${sshd?.host}:${root}`],
+  // The user's own ssh: here one that reads the test's config, first on PATH.
+  env: () => ({ PATH: `${sshd?.bin}:${process.env.PATH}` }),
+  spec: () => ({ kind: "ssh", destination: sshd?.host, sshArgs: ["-F", sshd?.config] }),
+};
+
+function project(): string {
+  const root = tempRoot("tb-ws-");
+  writeFileSync(path.join(root, "a.txt"), "alpha\nneedle one\n");
+  mkdirSync(path.join(root, "src"));
+  writeFileSync(path.join(root, "src", "b.ts"), "export const needle = 2;\n");
+  return root;
+}
+
+type Line = { id: string; tool: string; result: Record<string, unknown> };
+
+function suite(target: Target) {
+  it(`${target.name}: the built CLI reads, searches, writes, edits and runs the shell there (exec, one session)`, async () => {
+    const root = project();
+    const calls = [
+      { id: "r", tool: "read_file", input: { path: "a.txt" } },
+      { id: "s", tool: "search_files", input: { query: "needle" } },
+      { id: "w", tool: "write_file", input: { path: "new.txt", content: "made there\n" } },
+      { id: "e", tool: "edit_file", input: { path: "a.txt", old_text: "alpha", new_text: "omega" } },
+      { id: "x", tool: "shell", input: { command: "cat new.txt; echo in-$(pwd)" } },
+      { id: "o", tool: "read_file", input: { path: "/etc/hostname" } },
+    ];
+    const result = await cli(["exec", ...target.cliArgs(root), "--allow", "shell", "--no-fail-on-error"], {
+      input: calls.map((c) => JSON.stringify(c)).join("\n"),
+      env: target.env(),
+      timeoutMs: 120_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const lines = new Map(jsonLines(result.stdout).map((l) => [(l as Line).id, (l as Line).result]));
+    expect(JSON.stringify(lines.get("r"))).toContain("needle one");
+    const found = JSON.stringify(lines.get("s"));
+    expect(found).toContain("a.txt");
+    expect(found).toContain("src/b.ts");
+    expect(lines.get("w")?.kind).not.toBe("error");
+    expect(lines.get("e")?.kind).not.toBe("error");
+    const shell = JSON.stringify(lines.get("x"));
+    expect(shell).toContain("made there");
+    expect(shell).toContain(`in-${root}`);
+    // A path outside the project is refused there, as here (the workspace's own policy).
+    expect(lines.get("o")).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+    // The project is this machine's directory (mounted, or the same host): the changes are here.
+    expect(readFileSync(path.join(root, "new.txt"), "utf8")).toBe("made there\n");
+    expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("omega\nneedle one\n");
+    if (target === docker) expect(await allSessionContainers()).toEqual([]);
+  });
+
+  it(`${target.name}: the SDK session binds the same tools as a local one, asks the host's approver, and the host's config only tightens`, async () => {
+    const root = project();
+    const local = await createToolbelt({ root, userConfig: false });
+    const localTools = local.bind();
+    await local.close();
+    const asked: string[] = [];
+    let allow = false;
+    const events: string[] = [];
+    const session: Session = await createToolbelt({
+      root,
+      userConfig: false,
+      workspace: target.spec() as never,
+      // The host denies write_file: the workspace, which would allow it, must not.
+      config: { tools: { write_file: { mode: "deny" } } },
+      client: {
+        approve: async (prompt) => {
+          asked.push(`${prompt.tool}: ${prompt.summary}`);
+          return allow;
+        },
+      },
+    });
+    try {
+      session.on("*", (e) => events.push(e.type));
+      // The same names, descriptions and schemas as a session on this machine.
+      expect(session.bind()).toEqual(localTools);
+      const read = await session.call("read_file", { path: "a.txt" });
+      expect(JSON.stringify(read)).toContain("needle one");
+      const denied = await session.call("shell", { command: "touch ran.txt" });
+      expect(denied).toMatchObject({ kind: "error" });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toContain("shell");
+      expect(existsSync(path.join(root, "ran.txt"))).toBe(false);
+      allow = true;
+      const ran = await session.call("shell", { command: "touch ran.txt && echo done" });
+      expect(JSON.stringify(ran)).toContain("done");
+      expect(existsSync(path.join(root, "ran.txt"))).toBe(true);
+      expect(asked).toHaveLength(2);
+      const write = await session.call("write_file", { path: "w.txt", content: "x" });
+      expect(write).toMatchObject({ kind: "error", code: "EDENIED" });
+      expect(existsSync(path.join(root, "w.txt"))).toBe(false);
+      // The workspace's own events reach the host (its approval events), besides the host's tool_call.
+      expect(events).toContain("tool_call");
+      expect(events.some((t) => t.startsWith("approval"))).toBe(true);
+      // The check below sees toolbelt serving there while the session is open.
+      if (target === ssh) expect(servingRoot(root)).toHaveLength(1);
+    } finally {
+      await session.close();
+    }
+    // Nothing is left running there: the container is gone, or no toolbelt serves this root any more.
+    if (target === docker) expect(await allSessionContainers()).toEqual([]);
+    else expect(servingRoot(root)).toEqual([]);
+  });
+
+  it(`${target.name}: a cancelled call is cancelled there`, async () => {
+    const root = project();
+    const session = await createToolbelt({
+      root,
+      userConfig: false,
+      workspace: target.spec() as never,
+      allow: ["shell"],
+    });
+    try {
+      const controller = new AbortController();
+      const pending = session.call(
+        "shell",
+        { command: "touch started; sleep 600; touch finished", timeout_ms: 600_000 },
+        { signal: controller.signal },
+      );
+      await waitForFile(path.join(root, "started"));
+      controller.abort();
+      const result = await pending;
+      expect(result).toMatchObject({ kind: "error" });
+      // The session there is still usable after the cancellation.
+      const after = await session.call("read_file", { path: "a.txt" });
+      expect(JSON.stringify(after)).toContain("needle one");
+      expect(existsSync(path.join(root, "finished"))).toBe(false);
+    } finally {
+      await session.close();
+    }
+  });
+}
+
+/** Processes on this machine (the SSH host) serving `root` (`serve --mcp --root ROOT`). */
+function servingRoot(root: string): string[] {
+  return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("serve --mcp") && line.includes(`--root ${root}`));
+}
+
+async function waitForFile(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const { watch } = await import("node:fs");
+  await new Promise<void>((resolve) => {
+    const watcher = watch(dir, () => {
+      if (existsSync(file)) {
+        watcher.close();
+        resolve();
+      }
+    });
+    if (existsSync(file)) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
+
+describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", () => {
+  beforeAll(() => assertBuilt());
+  afterAll(async () => {
+    expect(await allSessionContainers()).toEqual([]);
+  });
+  suite(docker);
+
+  it("docker: killing the container mid-call fails the call with EWORKSPACE, and nothing is left", async () => {
+    const root = project();
+    const id = `s-kill-${process.pid}`;
+    const session = await createToolbelt({
+      root,
+      id,
+      userConfig: false,
+      workspace: docker.spec() as never,
+      allow: ["shell"],
+    });
+    try {
+      const [container] = await containersOf(id);
+      expect(container).toBeDefined();
+      const pending = session.call("shell", { command: "touch started; sleep 600", timeout_ms: 600_000 });
+      await waitForFile(path.join(root, "started"));
+      const killed = await engine("POST", `/containers/${container}/kill`);
+      expect(killed.status).toBe(204);
+      const result = await pending;
+      expect(result).toMatchObject({ kind: "error", code: "EWORKSPACE" });
+      expect((result as { message: string }).message).toMatch(/connection to .* was lost during shell/);
+      // The next call tries the workspace again and says it is gone, not a hang.
+      const next = await session.call("read_file", { path: "a.txt" });
+      expect(next).toMatchObject({ kind: "error", code: "EWORKSPACE" });
+    } finally {
+      await session.close();
+    }
+    expect(await containersOf(id)).toEqual([]);
+  });
+
+  it("docker: an image without a usable Node is named as such, and its container removed", async () => {
+    // An image with no libc at all: the host's Node, mounted, cannot run in it.
+    const image = "toolbelt-test-empty:latest";
+    const made = await importEmptyImage(image);
+    expect(made).toBe(200);
+    const root = project();
+    const result = await cli(
+      [
+        "run",
+        "read_file",
+        "--workspace",
+        `docker-image:${image}`,
+        "--root",
+        root,
+        "--input",
+        '{"path":"a.txt"}',
+      ],
+      { env: docker.env(), timeoutMs: 120_000 },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/EWORKSPACE: .*no usable Node/);
+    expect(await allSessionContainers()).toEqual([]);
+  });
+
+  it("docker: an unreachable daemon and a missing container are named (EWORKSPACE), exit 1", async () => {
+    const noDaemon = await cli(
+      ["run", "read_file", "--workspace", "docker:web:/srv", "--input", '{"path":"a"}'],
+      { env: { DOCKER_HOST: `unix://${path.join(os.tmpdir(), "no-such-docker.sock")}` } },
+    );
+    expect(noDaemon.code).toBe(1);
+    expect(noDaemon.stderr).toMatch(
+      /EWORKSPACE: cannot reach the Docker daemon at unix:\/\/.*no-such-docker\.sock/,
+    );
+    const noContainer = await cli(
+      ["run", "read_file", "--workspace", "docker:no-such-container-tb:/srv", "--input", '{"path":"a"}'],
+      { env: docker.env() },
+    );
+    expect(noContainer.code).toBe(1);
+    expect(noContainer.stderr).toMatch(/EWORKSPACE: no container no-such-container-tb/);
+  });
+
+  it("docker doctor says how toolbelt gets in and what the sandbox does inside the container", async () => {
+    const root = project();
+    const result = await cli(
+      ["doctor", "--format", "json", "--workspace", `docker-image:${BASE_IMAGE}`, "--root", root],
+      { env: docker.env(), timeoutMs: 120_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const checks = JSON.parse(result.stdout) as Array<{
+      family: string;
+      name: string;
+      status: string;
+      detail: string;
+    }>;
+    expect(checks.find((c) => c.name === "toolbelt")?.detail).toMatch(/host's Node .* mounted read-only/);
+    const sandbox = checks.find((c) => c.family === "workspace:shell" && c.name === "sandbox");
+    expect(sandbox).toBeDefined();
+    // Whatever Landlock does in there is reported, never silently absent.
+    console.info(`sandbox inside the container: ${sandbox?.status} ${sandbox?.detail}`);
+    expect(await allSessionContainers()).toEqual([]);
+  });
+});
+
+/** Imports an image holding one text file (no libc, no shell) through the Engine API. */
+async function importEmptyImage(name: string): Promise<number> {
+  const { execFileSync } = await import("node:child_process");
+  const dir = tempRoot("tb-empty-image-");
+  mkdirSync(path.join(dir, "etc"));
+  writeFileSync(path.join(dir, "etc", "hostname"), "empty\n");
+  const tar = execFileSync("tar", ["-C", dir, "-c", "."]);
+  const [repo, tag] = name.split(":");
+  return (await engine("POST", `/images/create?fromSrc=-&repo=${repo}&tag=${tag}`, tar)).status;
+}
+
+describe.skipIf(skipSsh)("ssh workspace (a test-owned sshd on loopback, built CLI)", () => {
+  beforeAll(async () => {
+    assertBuilt();
+    sshd = await startSshd();
+  });
+  afterAll(async () => {
+    await sshd?.stop();
+  });
+  suite(ssh);
+
+  it("ssh: a host that cannot be reached is named (EWORKSPACE), exit 1", async () => {
+    const result = await cli(
+      ["run", "read_file", "--workspace", "ssh:no-such-host.invalid:/srv", "--input", '{"path":"a"}'],
+      { env: ssh.env() },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/EWORKSPACE: .*ssh could not reach or log in to no-such-host\.invalid/);
+  });
+});
+
+describe("workspace usage errors (no daemon needed)", () => {
+  beforeAll(() => assertBuilt());
+
+  it("an unknown workspace kind is a usage error naming the kinds (exit 2)", async () => {
+    const result = await cli(["run", "read_file", "--workspace", "ftp:box", "--input", '{"path":"a"}']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown workspace kind "ftp".*docker-image:IMAGE/);
+  });
+
+  it("a remote workspace without an absolute root, or a root named twice, is a usage error (exit 2)", async () => {
+    const relative = await cli(["run", "read_file", "--workspace", "ssh:me@box", "--input", '{"path":"a"}']);
+    expect(relative.code).toBe(2);
+    expect(relative.stderr).toMatch(/name the project's absolute path there/);
+    const twice = await cli([
+      "run",
+      "read_file",
+      "--workspace",
+      "ssh:me@box:/srv/a",
+      "--root",
+      "/srv/b",
+      "--input",
+      '{"path":"a"}',
+    ]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/give it once/);
+  });
+
+  it("a destination that ssh would read as an option is refused (exit 2)", async () => {
+    const result = await cli([
+      "run",
+      "read_file",
+      "--workspace",
+      "ssh:-oProxyCommand=touch%20/tmp/pwned:/srv",
+      "--input",
+      '{"path":"a"}',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/not starting with -/);
+  });
+
+  it("the SDK rejects an unknown kind with EINVAL_INPUT", async () => {
+    const root = tempRoot();
+    const error = await createToolbelt({ root, workspace: { kind: "ftp" } as never }).catch(
+      (e: unknown) => e,
+    );
+    expect(ToolbeltError.isInstance(error)).toBe(true);
+    expect((error as ToolbeltError).code).toBe("EINVAL_INPUT");
+  });
+});
+
+const kubeconfig =
+  process.env.KUBECONFIG ??
+  (existsSync(path.join(os.homedir(), ".kube", "config")) ? "~/.kube/config" : undefined);
+const skipK8s = lacks(
+  "kubernetes",
+  kubeconfig === undefined
+    ? "no kubeconfig (KUBECONFIG or ~/.kube/config)"
+    : !process.env.TOOLBELT_TEST_K8S_IMAGE && "TOOLBELT_TEST_K8S_IMAGE is not set",
+);
+
+describe.skipIf(skipK8s)(
+  "kubernetes workspace (a pod from a template, the cluster of the kubeconfig)",
+  () => {
+    it("kubernetes: reads, writes and runs the shell in a pod made for the session, deleted at close", async () => {
+      const image = process.env.TOOLBELT_TEST_K8S_IMAGE as string;
+      const session = await createToolbelt({
+        root: "/work",
+        workspace: {
+          kind: "kubernetes",
+          template: {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { generateName: "toolbelt-test-" },
+            spec: {
+              containers: [{ name: "toolbelt", image, workingDir: "/work", command: ["sleep", "infinity"] }],
+            },
+          },
+        },
+        allow: ["shell"],
+      });
+      try {
+        const write = await session.call("write_file", { path: "a.txt", content: "in the pod\n" });
+        expect(write.kind).not.toBe("error");
+        const read = await session.call("read_file", { path: "a.txt" });
+        expect(JSON.stringify(read)).toContain("in the pod");
+        const shell = await session.call("shell", { command: "cat a.txt" });
+        expect(JSON.stringify(shell)).toContain("in the pod");
+      } finally {
+        await session.close();
+      }
+    });
+  },
+);
