@@ -8,9 +8,10 @@
 
 import { randomUUID } from "node:crypto";
 import { askApproval, summarise } from "./approval.js";
-import { type ErrorPayload, errorPayload, normaliseError } from "./errors.js";
+import { type ErrorPayload, errorPayload, normaliseError, ToolbeltError } from "./errors.js";
 import type { EventEmitter } from "./events.js";
 import { decide, ruleNote, ruleRefusal, ruleSubjectsFor } from "./permissions.js";
+import { withQueueNote } from "./process-pool.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
 import type { CallOptions, Session } from "./session.js";
@@ -57,7 +58,10 @@ export async function runCall(
       },
     );
   } else {
-    payload = await run(session, writes, binding, input, callId, options.signal);
+    // What the tool waited for process slots (ctx.processSlot) is stated on its result.
+    const queue = { ms: 0 };
+    payload = await run(session, writes, binding, input, callId, queue, options.signal);
+    if (queue.ms > 0) payload = { ...payload, queued_ms: queue.ms };
   }
   let text: string | undefined;
   if (wantText || session.events.wants("tool_result")) text = render(payload, binding);
@@ -102,8 +106,11 @@ export async function runStep(
 function render(payload: Payload, binding: Binding | undefined): string {
   let text: string;
   try {
-    text = withHookNotes(
-      renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined),
+    text = withQueueNote(
+      withHookNotes(
+        renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined),
+        payload,
+      ),
       payload,
     );
   } catch (error) {
@@ -129,6 +136,7 @@ async function run(
   binding: Binding,
   rawInput: unknown,
   callId: string,
+  queue: { ms: number },
   signal?: AbortSignal,
 ): Promise<Payload> {
   const { tool, variant } = binding;
@@ -201,7 +209,7 @@ async function run(
     try {
       const payload = (await tool.execute(
         input as never,
-        toolContext(session, writes, binding, callId, controller.signal, gate),
+        toolContext(session, writes, binding, callId, controller.signal, gate, queue),
       )) as Payload;
       if (typeof payload !== "object" || payload === null || typeof (payload as Payload).kind !== "string") {
         return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
@@ -233,6 +241,7 @@ function toolContext(
   callId: string,
   signal: AbortSignal,
   gate: WriteGate,
+  queue: { ms: number },
 ): ToolContext {
   const cwd = session.cwd;
   const config = session.config;
@@ -259,6 +268,17 @@ function toolContext(
     writeFiles: (changes, options) => writes.writeFiles(gate, changes, options),
     openFile: (abs) => session.openFile(abs),
     withFileLock: (abs, fn) => writes.withFileLock(abs, fn),
+    processSlot: async (options = {}) => {
+      try {
+        const slot = await session.processSlot({ signal, ...options });
+        queue.ms += slot.waitedMs;
+        return slot;
+      } catch (error) {
+        const waited = ToolbeltError.isInstance(error) ? error.details.queued_ms : undefined;
+        if (typeof waited === "number") queue.ms += waited;
+        throw error;
+      }
+    },
     approve: async (request) => {
       const decision = decide(
         { tool: binding.tool.name, family: binding.tool.family, access: binding.tool.access, paths: [] },

@@ -91,6 +91,15 @@ export {
   type Skill,
 } from "./plugin.js";
 export {
+  defaultProcessPool,
+  machineProcessLimits,
+  ProcessPool,
+  type ProcessPoolOptions,
+  type ProcessPoolUsage,
+  type ProcessSlot,
+  type ProcessSlotRequest,
+} from "./process-pool.js";
+export {
   errorPayloadSchema,
   payloadSchema,
   type ToolResult,
@@ -120,6 +129,7 @@ export {
   type CallOutcome,
   type ClientInfo,
   createSession,
+  type ProcessSlotOptions,
   Session,
   type SessionOptions,
 } from "./session.js";

@@ -39,6 +39,7 @@ export { isProtectedPath, PROTECTED_PATHS } from "./protected-paths.js";
 export { type RuleWarning, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";
+export { SERVER_DEFAULTS, type ServerSettings, serverSettings } from "./server-settings.js";
 export { stateDir } from "./temp-files.js";
 export { describeHooks } from "./tool-hooks.js";
 export { UNTRUSTED } from "./trust.js";
