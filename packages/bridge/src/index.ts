@@ -41,6 +41,7 @@ export {
   type ClientToolSpec,
   decodePart,
   errorBody,
+  type HealthResponse,
   HttpError,
   type LateAnswerMessage,
   type LateAnswersResponse,
