@@ -38,7 +38,7 @@ describe("ProcessPool", () => {
     const other = granted(pool, "other", "other", log);
     held.release();
     // The first slot freed goes to the busy session's first waiter, the next to the other session.
-    (await busy[0]).release();
+    (await (busy[0] as Promise<ProcessSlot>)).release();
     (await other).release();
     expect(log.slice(0, 2)).toEqual(["busy0", "other"]);
     for (const p of busy.slice(1)) (await p).release();

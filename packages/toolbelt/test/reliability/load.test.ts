@@ -264,7 +264,7 @@ describe("serve --http under load", { timeout: 180_000 }, () => {
       const answer = await request(server, "POST", `/api/sessions/${sid}/calls`, {
         tool: "read_file",
         input: { path: "a.txt" },
-      }).catch((error: NodeJS.ErrnoException) => error.code);
+      }).catch((error: NodeJS.ErrnoException) => String(error.code));
       return typeof answer === "string" || answer.status === 503 ? answer : undefined;
     }, "the server to refuse new calls");
     if (typeof refused === "string") expect(refused).toBe("ECONNREFUSED");
