@@ -29,9 +29,30 @@ export type ConnectClientOptions = {
   timeoutMs?: number;
   /** Reconnection backoff: first delay and cap (default 250 ms … 10 s). */
   backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * Requests this client sends at once, its event stream aside (default 8): the connections it
+   * holds to the server stay as few. Posting many results at once queues them here.
+   */
+  maxConnections?: number;
   /** Called on every connection state change, for logs and tests. */
   onStatus?: (status: ClientStatus) => void;
 };
+
+/** Retries of a request the server answered 503 (saturated or stopping), each after its Retry-After. */
+const BUSY_RETRIES = 5;
+/** The longest Retry-After honoured; a longer one is cut to this. */
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/** A 503's Retry-After (seconds or an HTTP date) in milliseconds; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type ClientStatus =
   | { state: "attached"; attachment_id: string; session: string; tools: string[] }
@@ -70,6 +91,22 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
   let session = options.session;
   let stream: AbortController | undefined;
   const running = new Map<string, AbortController>();
+  // A counting gate over the requests in flight: a freed place goes straight to the next waiter.
+  const maxConnections = Math.max(1, options.maxConnections ?? 8);
+  let sending = 0;
+  const queued: Array<() => void> = [];
+  const enter = (): Promise<void> => {
+    if (sending < maxConnections) {
+      sending++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => queued.push(resolve));
+  };
+  const leave = () => {
+    const next = queued.shift();
+    if (next) next();
+    else sending--;
+  };
   let markReady: () => void = () => {};
   let failReady: (error: Error) => void = () => {};
   const ready = new Promise<void>((resolve, reject) => {
@@ -85,17 +122,34 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
   ): Promise<RouteTypes[N]["response"]> => {
     const { method } = ROUTES[name];
     const path = routePath(name, params);
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
+    let status: number;
+    let text: string;
+    for (let attempt = 0; ; attempt++) {
+      let retryAfter: string | null;
+      await enter();
+      try {
+        const response = await fetch(`${base}${path}`, {
+          method,
+          headers,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        status = response.status;
+        retryAfter = response.headers.get("retry-after");
+        text = await response.text();
+      } finally {
+        leave();
+      }
+      // A 503 was not acted on (the server is saturated or stopping): the same request is sent again
+      // after the wait the server asked for, else with backoff, a bounded number of times.
+      if (status !== 503 || attempt >= BUSY_RETRIES || closed) break;
+      const wait = retryAfterMs(retryAfter) ?? 250 * 2 ** attempt;
+      await sleep(Math.round(wait * (0.75 + Math.random() * 0.5)));
+    }
     const json = text ? (JSON.parse(text) as unknown) : undefined;
-    if (!response.ok) {
+    if (status < 200 || status > 299) {
       const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw Object.assign(new Error(`${method} ${path}: ${response.status} ${error?.message ?? text}`), {
-        status: response.status,
+      throw Object.assign(new Error(`${method} ${path}: ${status} ${error?.message ?? text}`), {
+        status,
         code: error?.code,
       });
     }
@@ -173,7 +227,11 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
         signal: stream.signal,
       },
     );
-    if (!response.ok || !response.body) throw new Error(`event stream: HTTP ${response.status}`);
+    if (!response.ok || !response.body)
+      throw Object.assign(new Error(`event stream: HTTP ${response.status}`), {
+        status: response.status,
+        retryAfterMs: retryAfterMs(response.headers.get("retry-after")),
+      });
     options.onStatus?.({
       state: "attached",
       attachment_id: attached.attachment_id,
@@ -196,12 +254,14 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
     let delay = initial;
     while (!closed) {
       let error: string | undefined;
+      let asked: number | undefined;
       const started = Date.now();
       try {
         await connectOnce();
       } catch (e) {
         error = (e as Error).message;
         const status = (e as { status?: number }).status;
+        asked = (e as { retryAfterMs?: number }).retryAfterMs;
         // A wrong token or a malformed tool list will not fix itself by retrying.
         // A restarted server has new session ids: pick its first session again unless one was named.
         if (status === 404 && !options.session) session = undefined;
@@ -215,7 +275,8 @@ export function connectClient(options: ConnectClientOptions): BridgeClient {
       attachmentId = undefined;
       if (closed) break;
       if (Date.now() - started > 5_000) delay = initial;
-      const wait = Math.round(delay * (0.75 + Math.random() * 0.5));
+      // A server that asked for a wait (503 Retry-After) gets at least that.
+      const wait = Math.max(asked ?? 0, Math.round(delay * (0.75 + Math.random() * 0.5)));
       options.onStatus?.({ state: "disconnected", ...(error ? { error } : {}), retry_in_ms: wait });
       await new Promise((r) => setTimeout(r, wait));
       delay = Math.min(max, delay * 2);

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes, randomUUID } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -13,12 +13,14 @@ import {
   ToolbeltError,
   type ToolbeltEvent,
 } from "@toolbelt/core";
+import { SERVER_DEFAULTS } from "@toolbelt/core/internal";
 import { checkQuestionResponse, type QuestionRequest, type QuestionResponse } from "@toolbelt/ui/contrib";
 import { authorised, readJson, requestUrl, sendError, sendJson, unauthorised } from "./http-io.js";
 import { ClientToolHub, capabilitiesSchema } from "./hub.js";
 import { PendingRequests } from "./pending.js";
 import {
   type AttachResponse,
+  type HealthResponse,
   HttpError,
   type LateAnswerMessage,
   matchRoute,
@@ -32,8 +34,12 @@ import {
 /*
  * `toolbelt serve --http`: sessions over HTTP, their events as Server-Sent Events, client-brought
  * tools, and approvals/questions answered by POST. The routes are ROUTES in wire.ts; every one but
- * the console page needs the bearer token (`Authorization: Bearer <token>`, or `?token=` where
- * headers cannot be set, as with EventSource). Errors: {error: {code, message}}.
+ * the console page and the health probe needs the bearer token (`Authorization: Bearer <token>`, or
+ * `?token=` where headers cannot be set, as with EventSource). Errors: {error: {code, message}}.
+ *
+ * Under load nothing is dropped silently: the listen queue is as long as the kernel allows, requests
+ * beyond `maxRequests` are answered 503 EBUSY with Retry-After, sessions beyond `maxSessions` 409,
+ * and idle sessions close. A stop lets running calls finish (up to a bound) before it closes.
  */
 
 /** How the server opens a session: the host composes the families (toolbelt passes createToolbelt). */
@@ -77,6 +83,17 @@ export type HttpServeOptions = {
   approvalTimeoutMs?: number;
   /** The page served at `/` (the console); a plain note when absent or failing. */
   page?: () => Promise<string>;
+  /** Sessions held at once, the server's own included (default 64): one more is 409 ESESSION_CAP. */
+  maxSessions?: number;
+  /**
+   * A session with no call running, no event stream open and no request naming it for this long is
+   * closed, its processes reaped (default 30 min; 0: never). The server's own session never expires.
+   */
+  sessionIdleMs?: number;
+  /** API requests handled at once, event streams aside (default 4096): one more is 503 EBUSY. */
+  maxRequests?: number;
+  /** How long close() lets running requests finish before it closes the sessions (default 20 s). */
+  stopGraceMs?: number;
 };
 
 export type HttpServer = {
@@ -84,10 +101,21 @@ export type HttpServer = {
   host: string;
   port: number;
   token: string;
-  close(): Promise<void>;
+  /**
+   * Stops: new connections are refused and new requests answered 503 EBUSY (`/api/health` says
+   * `stopping`); running requests get `graceMs` (default: the server's stopGraceMs) to finish; then
+   * every session closes — its processes reaped, its open questions kept for the next start — and
+   * calls still running are cancelled. Called again during a stop with `graceMs: 0`, it stops waiting.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 };
 
-export const MAX_SESSIONS = 64;
+/** The default bound on sessions (HttpServeOptions.maxSessions). */
+export const MAX_SESSIONS = SERVER_DEFAULTS.max_sessions;
+/** How long a stop waits, once the sessions are closed, for the cancelled calls' answers to go out. */
+const FINAL_ANSWERS_MS = 2000;
+/** What a 503 asks a client to wait, in seconds. */
+const RETRY_AFTER_SECONDS = 1;
 /** The replay buffer also holds at most this many bytes of event JSON (a tool_result repeats its result). */
 const MAX_BUFFER_BYTES = 32 * 1024 * 1024;
 
@@ -106,6 +134,9 @@ type Hosted = {
   hub: ClientToolHub;
   pending: PendingRequests;
   calls: Map<string, AbortController>;
+  /** Requests naming the session being handled now, and when the last one began or ended. */
+  active: number;
+  lastActive: number;
 };
 
 const STATUS_OF: Record<string, number> = {
@@ -118,6 +149,7 @@ const STATUS_OF: Record<string, number> = {
   ECONFLICT: 409,
   EINVAL_CONFIG: 400,
   EPLUGIN: 400,
+  EBUSY: 503,
 };
 
 /** What a handler answers: a status and JSON body, or `undefined` when it wrote the response itself. */
@@ -140,8 +172,18 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const bufferSize = options.bufferSize ?? 5000;
   const questions = options.questions;
+  const maxSessions = options.maxSessions ?? SERVER_DEFAULTS.max_sessions;
+  const maxRequests = options.maxRequests ?? SERVER_DEFAULTS.max_requests;
+  const idleMs = options.sessionIdleMs ?? SERVER_DEFAULTS.session_idle_seconds * 1000;
+  const stopGraceMs = options.stopGraceMs ?? SERVER_DEFAULTS.stop_grace_seconds * 1000;
   const sessions = new Map<string, Hosted>();
   let page: Promise<string> | undefined;
+  /** API requests being handled (event streams and health probes aside). */
+  let inFlight = 0;
+  /** Set once close() is called. */
+  let stopping: Promise<void> | undefined;
+  /** Resolved whenever no request is in flight (close() waits on them). */
+  const quietWaiters = new Set<() => void>();
 
   /**
    * `declared`: the capabilities of the client that opened the session. A session binds
@@ -192,6 +234,8 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
       hub: new ClientToolHub(session, { capabilities }),
       pending,
       calls: new Map(),
+      active: 0,
+      lastActive: Date.now(),
     };
     session.onClose(() => {
       hosted.hub.close();
@@ -203,7 +247,7 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
   };
 
   // The server's own session: no client has declared anything yet (the console attaches with its own).
-  await open(root, []);
+  const main = await open(root, []);
 
   const hostedOf = (id: string): Hosted => {
     const hosted = sessions.get(id);
@@ -213,6 +257,23 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
   const lastSeq = (hosted: Hosted): number => hosted.buffer.at(-1)?.seq ?? -1;
 
   const handlers: Handlers = {
+    async health({ req, url }) {
+      const serving = stopping === undefined;
+      const body: HealthResponse = { ok: serving, status: serving ? "serving" : "stopping" };
+      // A probe without credentials learns only that the server is up; a wrong token is still a 401.
+      const credentials = req.headers.authorization !== undefined || url.searchParams.has("token");
+      if (credentials && !authorised(req, url, token)) throw unauthorised();
+      if (credentials) {
+        const processes = main.session.processPool.usage();
+        let running = 0;
+        for (const hosted of sessions.values()) running += hosted.calls.size;
+        body.sessions = { open: sessions.size, max: maxSessions, idle_seconds: Math.round(idleMs / 1000) };
+        body.requests = { in_flight: inFlight, max: maxRequests };
+        body.calls = { running, queued: processes.queued + processes.long_lived.queued };
+        body.processes = processes;
+      }
+      return { status: serving ? 200 : 503, body };
+    },
     async console({ res }) {
       // The console page is static and holds no session data; it reads the token from `#token=`,
       // which browsers never send, and every API request it makes carries the token.
@@ -235,13 +296,20 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
           "EINVAL_INPUT",
           "capabilities must be a list of at most 50 names such as generative_ui or ask_user",
         );
-      if (sessions.size >= MAX_SESSIONS)
+      if (sessions.size >= maxSessions)
         throw new HttpError(
           409,
           "ESESSION_CAP",
-          `this server holds ${MAX_SESSIONS} sessions: close one first`,
+          `this server holds ${maxSessions} sessions, its bound (server.max_sessions): close one first`,
         );
-      return { status: 201, body: describe(await open(insideRoot(root, wanted), declared.data)) };
+      const hosted = await open(insideRoot(root, wanted), declared.data);
+      if (stopping) {
+        // The server began to stop while the session opened: it does not outlive the stop.
+        sessions.delete(hosted.session.id);
+        await hosted.session.close();
+        throw stoppingError();
+      }
+      return { status: 201, body: describe(hosted) };
     },
     async closeSession({ params }) {
       const { session } = hostedOf(params.id);
@@ -396,8 +464,32 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
     if (route?.spec.auth !== false && !authorised(req, url, token)) throw unauthorised();
     if (!route) throw noRoute(method, url.pathname, (id) => sessions.has(id));
     const handler = handlers[route.name] as (request: Request<RouteName>) => Promise<Reply<RouteName>>;
-    const reply = await handler({ req, res, url, params: route.params as RouteParams<RouteName> });
-    if (reply) sendJson(res, reply.status ?? route.spec.status, reply.body);
+    const request = { req, res, url, params: route.params as RouteParams<RouteName> };
+    // The probe answers whatever the load; an event stream lasts as long as its reader.
+    if (route.name === "health") return answer(res, route.spec.status, await handler(request));
+    if (stopping) throw stoppingError();
+    if (route.name === "events") return answer(res, route.spec.status, await handler(request));
+    if (inFlight >= maxRequests)
+      throw new HttpError(
+        503,
+        "EBUSY",
+        `the server is handling ${inFlight} requests, its bound (server.max_requests): retry after ${RETRY_AFTER_SECONDS} s`,
+      );
+    inFlight++;
+    const named = "id" in request.params ? sessions.get(request.params.id as string) : undefined;
+    if (named) {
+      named.active++;
+      named.lastActive = Date.now();
+    }
+    try {
+      answer(res, route.spec.status, await handler(request));
+    } finally {
+      if (named) {
+        named.active--;
+        named.lastActive = Date.now();
+      }
+      if (--inFlight === 0) for (const wake of [...quietWaiters]) wake();
+    }
   };
 
   const server = createServer((req, res) => {
@@ -406,15 +498,74 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
         res.end();
         return;
       }
-      if (error instanceof HttpError) return sendError(res, error);
-      const e = normaliseError(error);
-      return sendError(res, new HttpError(STATUS_OF[e.code] ?? 500, e.code, e.message));
+      const e = error instanceof HttpError ? error : normaliseError(error);
+      const failure = e instanceof HttpError ? e : new HttpError(STATUS_OF[e.code] ?? 500, e.code, e.message);
+      if (failure.status === 503) res.setHeader("retry-after", String(RETRY_AFTER_SECONDS));
+      // The body a refused request still sends is read first: a socket closed with unread input
+      // would reset the connection and could take the answer with it.
+      if (req.complete) return sendError(res, failure);
+      req.resume();
+      req.once("end", () => sendError(res, failure));
+      req.once("error", () => res.destroy());
     });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    server.listen({ port: options.port ?? 0, host, backlog: listenBacklog() }, () => resolve());
   });
+  // Sessions nobody uses close; checked often enough that one lingers at most half its idle time more.
+  const sweeper =
+    idleMs > 0
+      ? setInterval(
+          () => {
+            const now = Date.now();
+            for (const hosted of [...sessions.values()]) {
+              if (hosted === main || hosted.active > 0 || hosted.calls.size > 0 || hosted.streams.size > 0)
+                continue;
+              if (now - hosted.lastActive < idleMs) continue;
+              // Closing reaps its processes; its open questions stay saved, answerable as late answers.
+              sessions.delete(hosted.session.id);
+              void hosted.session.close();
+            }
+          },
+          Math.max(250, Math.min(idleMs / 2, 60_000)),
+        )
+      : undefined;
+  sweeper?.unref();
+
+  /** Resolves once no request is in flight, or after `ms` (or when cut short). */
+  let cutWait: () => void = () => {};
+  const quiet = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (inFlight === 0 || ms <= 0) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        quietWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      quietWaiters.add(done);
+      cutWait = done;
+    });
+
+  const stop = async (graceMs: number): Promise<void> => {
+    if (sweeper) clearInterval(sweeper);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await quiet(graceMs);
+    // Every session closes: its processes are reaped and its open questions stay saved (the
+    // question store keeps them across restarts), answerable as late answers after the next start.
+    const all = [...sessions.values()];
+    sessions.clear();
+    await Promise.all(all.map((hosted) => hosted.session.close()));
+    // A tool that did not end with its session is cancelled; its caller gets that answer.
+    for (const hosted of all)
+      for (const controller of hosted.calls.values())
+        controller.abort(new ToolbeltError("ECANCELLED", "the server stopped before the call finished"));
+    await quiet(FINAL_ANSWERS_MS);
+    server.closeAllConnections();
+    await closed;
+  };
   const address = server.address() as AddressInfo;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
@@ -422,11 +573,13 @@ export async function startHttpServer(options: HttpServeOptions): Promise<HttpSe
     host,
     port: address.port,
     token,
-    async close() {
-      for (const hosted of sessions.values()) await hosted.session.close();
-      sessions.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close(closeOptions = {}) {
+      if (stopping) {
+        if (closeOptions.graceMs === 0) cutWait();
+        return stopping;
+      }
+      stopping = stop(closeOptions.graceMs ?? stopGraceMs);
+      return stopping;
     },
   };
 
@@ -466,6 +619,30 @@ function openStream(
     detach?.();
   });
   if (hosted.session.closed) res.end();
+}
+
+/** Writes a handler's reply (a handler that answered itself returns nothing). */
+function answer<N extends RouteName>(res: ServerResponse, status: number, reply: Reply<N>): void {
+  if (reply) sendJson(res, reply.status ?? status, reply.body);
+}
+
+function stoppingError(): HttpError {
+  return new HttpError(
+    503,
+    "EBUSY",
+    "the server is stopping: retry against another instance or after its restart",
+  );
+}
+
+/** The longest listen queue the kernel grants (Linux); elsewhere Node's default. */
+function listenBacklog(): number {
+  try {
+    const n = Number.parseInt(readFileSync("/proc/sys/net/core/somaxconn", "latin1"), 10);
+    if (Number.isInteger(n) && n > 0) return n;
+  } catch {
+    // Not Linux, or /proc is not mounted.
+  }
+  return 511;
 }
 
 function writeData(res: ServerResponse, seq: number, data: string): void {

@@ -50,6 +50,7 @@ export {
   type ClientToolSpec,
   decodePart,
   errorBody,
+  type HealthResponse,
   HttpError,
   type LateAnswerMessage,
   type LateAnswersResponse,

@@ -76,6 +76,28 @@ export type LateAnswerMessage = {
 /** POST /api/sessions/:id/late-answers: takes the late answers not yet taken (each is handed over once). */
 export type LateAnswersResponse = { answers: LateAnswerMessage[] };
 
+/**
+ * GET /api/health: whether the server takes requests (200 `serving`, 503 `stopping`), for a load
+ * balancer's probe, which needs no token. With the token it also says what the server holds.
+ */
+export type HealthResponse = {
+  ok: boolean;
+  status: "serving" | "stopping";
+  /** Only with the token: */
+  sessions?: { open: number; max: number; idle_seconds: number };
+  requests?: { in_flight: number; max: number };
+  /** Calls running now, and those waiting for a process slot. */
+  calls?: { running: number; queued: number };
+  /** The process pool the sessions share: calls' processes, and long-lived ones. */
+  processes?: {
+    max: number;
+    running: number;
+    queued: number;
+    long_lived: { max: number; running: number; queued: number };
+    sessions_waiting: number;
+  };
+};
+
 /** Every non-2xx answer of the API. */
 export type ApiError = { error: { code: string; message: string } };
 
@@ -105,7 +127,10 @@ export type Ok = { ok: true };
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** One route: what it answers on success, and whether it needs the token (only the static page does not). */
+/**
+ * One route: what it answers on success, and whether it needs the token (the static page does not,
+ * nor the health probe, which says more to a caller that sends it).
+ */
 export type RouteSpec = { method: Method; path: string; status: 200 | 201; auth?: false };
 
 /**
@@ -115,6 +140,7 @@ export type RouteSpec = { method: Method; path: string; status: 200 | 201; auth?
  */
 export const ROUTES = {
   console: { method: "GET", path: "/", status: 200, auth: false },
+  health: { method: "GET", path: "/api/health", status: 200, auth: false },
   listSessions: { method: "GET", path: "/api/sessions", status: 200 },
   openSession: { method: "POST", path: "/api/sessions", status: 201 },
   closeSession: { method: "DELETE", path: "/api/sessions/:id", status: 200 },
@@ -138,6 +164,7 @@ export type RouteName = keyof typeof ROUTES;
 /** What each route takes as its JSON body and answers with on success. */
 export interface RouteTypes {
   console: { body: undefined; response: string };
+  health: { body: undefined; response: HealthResponse };
   listSessions: { body: undefined; response: SessionInfo[] };
   openSession: { body: OpenSessionRequest | undefined; response: SessionInfo };
   closeSession: { body: undefined; response: { closed: string } };

@@ -21,6 +21,7 @@ import {
   ruleRefusal,
   ruleSubjectsFor,
 } from "./permissions.js";
+import { withQueueNote } from "./process-pool.js";
 import { isProtectedPath, PROTECTED_ALLOW } from "./protected-paths.js";
 import { renderPayload } from "./render.js";
 import type { CallCheck, CallOptions, Session } from "./session.js";
@@ -61,7 +62,10 @@ export async function runCall(
   } else if (binding.deferred) {
     payload = deferredTool(name);
   } else {
-    payload = await run(session, writes, binding, input, callId, options);
+    // What the tool waited for process slots (ctx.processSlot) is stated on its result.
+    const queue = { ms: 0 };
+    payload = await run(session, writes, binding, input, callId, queue, options);
+    if (queue.ms > 0) payload = { ...payload, queued_ms: queue.ms };
   }
   let text: string | undefined;
   if (wantText || session.events.wants("tool_result")) text = renderResult(payload, binding);
@@ -107,8 +111,11 @@ export async function runStep(
 export function renderResult(payload: Payload, binding: Binding | undefined): string {
   let text: string;
   try {
-    text = withHookNotes(
-      renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined),
+    text = withQueueNote(
+      withHookNotes(
+        renderPayload(payload, binding?.tool.render as ((p: Payload) => string) | undefined),
+        payload,
+      ),
       payload,
     );
   } catch (error) {
@@ -255,6 +262,7 @@ async function run(
   binding: Binding,
   rawInput: unknown,
   callId: string,
+  queue: { ms: number },
   options: CallOptions,
 ): Promise<Payload> {
   const { tool } = binding;
@@ -309,7 +317,7 @@ async function run(
     try {
       const payload = (await tool.execute(
         input as never,
-        toolContext(session, writes, binding, callId, controller.signal, gate, resolve),
+        toolContext(session, writes, binding, callId, controller.signal, gate, resolve, queue),
       )) as Payload;
       if (typeof payload !== "object" || payload === null || typeof (payload as Payload).kind !== "string") {
         return errorPayload("EINTERNAL", `${binding.name} returned a result without a kind`);
@@ -362,6 +370,7 @@ function toolContext(
   signal: AbortSignal,
   gate: WriteGate,
   resolve: (p: string) => ResolvedPath,
+  queue: { ms: number },
 ): ToolContext {
   const cwd = session.cwd;
   const config = session.config;
@@ -388,6 +397,17 @@ function toolContext(
     writeFiles: (changes, options) => writes.writeFiles(gate, changes, options),
     openFile: (abs) => session.openFile(abs),
     withFileLock: (abs, fn) => writes.withFileLock(abs, fn),
+    processSlot: async (options = {}) => {
+      try {
+        const slot = await session.processSlot({ signal, ...options });
+        queue.ms += slot.waitedMs;
+        return slot;
+      } catch (error) {
+        const waited = ToolbeltError.isInstance(error) ? error.details.queued_ms : undefined;
+        if (typeof waited === "number") queue.ms += waited;
+        throw error;
+      }
+    },
     approve: async (request) => {
       const decision = decide(
         { tool: binding.tool.name, family: binding.tool.family, access: binding.tool.access, paths: [] },

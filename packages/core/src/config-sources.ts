@@ -10,6 +10,7 @@ import {
 import { CONFIG_FILE, projectConfigFile, userConfigFile } from "./config-paths.js";
 import { type ConfigContribution, DROP, type TrustRule } from "./contributions.js";
 import { recordRuleLayers } from "./rules.js";
+import { serverSettings, serverValueTightens } from "./server-settings.js";
 import type { TrustInfo } from "./trust.js";
 import { type ProjectTrustOptions, projectTrust, userConfigDir, userDirInside } from "./trust-store.js";
 
@@ -72,6 +73,17 @@ export function untrustedPart(
             else ignore(`limits.${k}`, `raises a limit (${current} → ${String(n)})`);
           }
           allowed.limits = limits;
+        }
+        break;
+      case "server":
+        if (isRecord(v)) {
+          const server: Record<string, unknown> = {};
+          const current = serverSettings(base.server) as Record<string, number>;
+          for (const [k, n] of Object.entries(v)) {
+            if (current[k] !== undefined && serverValueTightens(k, n, current[k])) server[k] = n;
+            else ignore(`server.${k}`, `raises a server bound (${current[k]} → ${String(n)})`);
+          }
+          allowed.server = server;
         }
         break;
       case "plugins":

@@ -6,6 +6,7 @@ import { projectConfigFile } from "./config-paths.js";
 import { type ConfigContribution, clash, contributedKeys } from "./contributions.js";
 import { ToolbeltError } from "./errors.js";
 import { rulesSchema } from "./rules.js";
+import { serverConfigSchema } from "./server-settings.js";
 import { OUTPUT_STRUCTURES } from "./text-format.js";
 import { toolHooksConfigSchema } from "./tool-hooks.js";
 
@@ -125,6 +126,8 @@ export const configSchema = z.strictObject({
   checkpoints: checkpointsConfigSchema,
   /** Commands run before/after tool calls (see tool-hooks.ts); honoured only from trusted sources. */
   hooks: toolHooksConfigSchema,
+  /** The serving process's bounds: sessions, requests, processes, idle expiry, stop (see server-settings.ts). */
+  server: serverConfigSchema,
   /** How the model-facing text writes listings and search results (see text-format.ts). */
   toolOutput: z
     .strictObject({

@@ -14,6 +14,9 @@ export const ERROR_CODES = [
   "ETIMEOUT",
   "ECANCELLED",
   "ESESSION_CAP",
+  // Too much work at once: every process slot stayed busy for the call's whole wait, or a server is
+  // saturated or stopping (HTTP 503 with Retry-After). Trying again later may succeed.
+  "EBUSY",
   "EUNKNOWN_TOOL",
   "EUNAVAILABLE",
   "ECONFLICT",

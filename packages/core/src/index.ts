@@ -91,6 +91,15 @@ export {
   type Skill,
 } from "./plugin.js";
 export {
+  defaultProcessPool,
+  machineProcessLimits,
+  ProcessPool,
+  type ProcessPoolOptions,
+  type ProcessPoolUsage,
+  type ProcessSlot,
+  type ProcessSlotRequest,
+} from "./process-pool.js";
+export {
   errorPayloadSchema,
   type PayloadImage,
   payloadImages,
@@ -126,6 +135,7 @@ export {
   type ClientInfo,
   createSession,
   type GrantedApproval,
+  type ProcessSlotOptions,
   Session,
   type SessionOptions,
 } from "./session.js";

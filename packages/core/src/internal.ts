@@ -60,6 +60,7 @@ export { renderPayload } from "./render.js";
 export { describeExampleProblem, type RuleWarning, ruleExampleProblems, ruleWarnings } from "./rules.js";
 export { CheckedDir, hasProcFd, openForRead, openForReadSync } from "./safe-open.js";
 export { BudgetedWorker, testLinesSafely } from "./safe-regex.js";
+export { SERVER_DEFAULTS, type ServerSettings, serverSettings } from "./server-settings.js";
 export { stateDir } from "./temp-files.js";
 export { describeHooks } from "./tool-hooks.js";
 export { UNTRUSTED } from "./trust.js";

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fingerprintOf } from "./ledger.js";
 import { definePlugin, PLUGIN_API_VERSION } from "./plugin.js";
+import { defaultProcessPool, ProcessPool } from "./process-pool.js";
 import { createSession, type SessionOptions } from "./session.js";
 import { defineTool } from "./tool.js";
 
@@ -460,5 +461,57 @@ describe("rendering the model-facing text", () => {
     expect(texts).toEqual(["text"]);
     await s.close();
     rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe("the process pool", () => {
+  // A tool that holds a process slot until the test lets it go.
+  let releaseHeld: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    releaseHeld = resolve;
+  });
+  const spawnish = defineTool({
+    name: "spawnish",
+    family: "test",
+    access: "read",
+    description: "Takes a process slot and holds it while `hold` is set.",
+    input: z.object({ hold: z.boolean() }),
+    async execute(input, ctx) {
+      const slot = await ctx.processSlot();
+      if (input.hold) await held;
+      slot.release();
+      return { kind: "spawned" };
+    },
+  });
+  const poolPlugin = definePlugin({ name: "pool-test", tools: [spawnish] });
+
+  it("serves the sessions given one pool, states a wait as queued_ms, and puts a fork in its parent's queue", async () => {
+    const pool = new ProcessPool({ max: 1 });
+    const root = tempRoot();
+    const a = await createSession({ root, plugins: [poolPlugin], processPool: pool });
+    const b = await createSession({ root, plugins: [poolPlugin], processPool: pool });
+    expect(b.processPool).toBe(pool);
+    const holding = a.callWithText("spawnish", { hold: true });
+    await expect.poll(() => pool.usage().running).toBe(1);
+    const fork = await a.fork();
+    const waiting = [
+      b.callWithText("spawnish", { hold: false }),
+      fork.callWithText("spawnish", { hold: false }),
+    ];
+    await expect.poll(() => pool.usage()).toMatchObject({ queued: 2, sessions_waiting: 2 });
+    releaseHeld();
+    const [first, ...rest] = await Promise.all([holding, ...waiting]);
+    expect(first?.payload).not.toHaveProperty("queued_ms");
+    for (const outcome of rest) {
+      expect(outcome.payload.kind).toBe("spawned");
+      expect(outcome.payload.queued_ms).toBeGreaterThan(0);
+      expect(outcome.text).toMatch(/\[queued\] this call waited/);
+    }
+    expect(pool.usage()).toMatchObject({ running: 0, queued: 0 });
+  });
+
+  it("uses the process's default pool when given none", async () => {
+    const s = await createSession({ root: tempRoot(), plugins: [poolPlugin] });
+    expect(s.processPool).toBe(defaultProcessPool());
   });
 });

@@ -29,6 +29,7 @@ import { ReadLedger } from "./ledger.js";
 import { PathResolver, type ResolvedPath } from "./paths.js";
 import { checkToolKeys } from "./permissions.js";
 import { checkPlugin, type Plugin, type Skill } from "./plugin.js";
+import { defaultProcessPool, type ProcessPool, type ProcessSlot } from "./process-pool.js";
 import type { ToolResultFor } from "./results.js";
 import { checkRuleExamples } from "./rules.js";
 import { openForRead, openForReadSync } from "./safe-open.js";
@@ -88,6 +89,21 @@ export interface SessionOptions {
    * accepts (createToolbelt passes every built-in family's); loaded plugins' are added anyway.
    */
   contributions?: readonly Contributions[];
+  /**
+   * The bound on the processes this session's tools start, shared with the other sessions given the
+   * same pool (forks use their parent's). Default: the process's own pool (`defaultProcessPool()`).
+   */
+  processPool?: ProcessPool;
+}
+
+/** What {@link Session.processSlot} is asked. */
+export interface ProcessSlotOptions {
+  /** The process outlives the call (a background shell, a language server): it takes a long-lived slot. */
+  longLived?: boolean;
+  /** The call's signal: aborting it gives up the wait. */
+  signal?: AbortSignal;
+  /** The longest wait, usually the call's own timeout; the pool's `maxWaitMs` when absent. */
+  waitMs?: number;
 }
 
 export interface CallOptions {
@@ -173,6 +189,7 @@ export class Session {
   readonly mode: "act" | "plan";
   readonly allow: ReadonlySet<string>;
   readonly trust: TrustInfo;
+  readonly processPool: ProcessPool;
   readonly hooks = {
     afterWrite: new Set<AfterWriteHook>(),
     userMessage: new Set<(text: string) => void>(),
@@ -227,6 +244,7 @@ export class Session {
     this.mode = options.mode ?? this.#config.agent.mode ?? "act";
     this.allow = new Set(options.allow ?? []);
     this.trust = options.trust ?? fork?.parent.trust ?? UNTRUSTED;
+    this.processPool = options.processPool ?? fork?.parent.processPool ?? defaultProcessPool();
     // A fork holds at most the tools its parent holds now, and knows what the parent registered and discovered.
     this.#tools = new ToolBindings(
       this,
@@ -298,6 +316,19 @@ export class Session {
     let out = spec;
     for (const wrap of this.hooks.wrapCommand) out = wrap(out, purpose);
     return out;
+  }
+
+  /**
+   * A slot in the process pool for a process this session is about to start: wait for it before
+   * spawning, release it once the process has exited. Requests wait in this session's queue (a
+   * fork's in its parent's), served round-robin with other sessions'. Rejects with EBUSY when the
+   * wait runs out, ECANCELLED when `signal` aborts. A tool asks through `ctx.processSlot`, which
+   * also states the wait on the call's result.
+   */
+  processSlot(options: ProcessSlotOptions = {}): Promise<ProcessSlot> {
+    let owner: Session = this;
+    while (owner.parent) owner = owner.parent;
+    return this.processPool.acquire({ ...options, owner: owner.id });
   }
 
   /** Tells the session a new user message arrived (supersedes pending questions). */

@@ -6,9 +6,10 @@ import { type ErrorPayload, ToolbeltError } from "./errors.js";
 import type { EventInput } from "./events.js";
 import type { ReadLedger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
+import type { ProcessSlot } from "./process-pool.js";
 import type { RuleSubjects } from "./rules.js";
 import type { JsonSchema, ToolAnnotations } from "./schema-export.js";
-import type { Session } from "./session.js";
+import type { ProcessSlotOptions, Session } from "./session.js";
 import type { FileChange, TransactionResult, WriteFilesOptions } from "./transaction.js";
 import type { WriteDiagnostics } from "./write-diagnostics.js";
 
@@ -108,6 +109,13 @@ export interface ToolContext {
   withFileLock<T>(abs: string, fn: () => Promise<T>): Promise<T>;
   /** Asks the session's permission policy for something beyond the call itself. */
   approve(request: ApprovalRequest): Promise<boolean>;
+  /**
+   * A slot in the session's process pool for a process the tool is about to start (see
+   * Session.processSlot): take it before spawning, release it once the process has exited. The wait
+   * ends with the call's signal (ECANCELLED) or after `waitMs` (EBUSY), and the time waited is stated
+   * on the call's result as `queued_ms`.
+   */
+  processSlot(options?: Omit<ProcessSlotOptions, "signal">): Promise<ProcessSlot>;
 }
 
 /**

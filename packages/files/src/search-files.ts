@@ -169,6 +169,8 @@ export const searchFilesTool = defineTool({
         if (spec.confined !== true) verify = true;
         return spec;
       };
+      // One slot of the process pool for the whole search: its ripgrep runs one after another.
+      const slot = await ctx.processSlot();
       try {
         result = await searchWithRipgrep({ ...search, launch });
       } catch (error) {
@@ -177,6 +179,8 @@ export const searchFilesTool = defineTool({
         // probe): ripgrep runs unconfined, and what it shows is checked.
         verify = true;
         result = await searchWithRipgrep(search);
+      } finally {
+        slot.release();
       }
     } else {
       result = await searchWithJs({

@@ -170,12 +170,24 @@ export class LspClient {
   async start(timeoutMs = 60_000): Promise<void> {
     const spec = this.spec;
     const command = serverCommand(spec, this.root, this.#host);
-    const child = spawn(command.file, command.args, {
-      cwd: command.cwd,
-      env: command.env,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
-    });
+    // A language server holds a long-lived slot of the session's process pool for its life.
+    const slot = await this.#host.processSlot?.({ longLived: true, waitMs: timeoutMs });
+    let child: ChildProcess;
+    try {
+      child = spawn(command.file, command.args, {
+        cwd: command.cwd,
+        env: command.env,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      });
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+    if (slot) {
+      child.once("exit", () => slot.release());
+      child.once("error", () => slot.release());
+    }
     this.#child = child;
     track(child);
     const spawnFailed = new Promise<never>((_, reject) => {

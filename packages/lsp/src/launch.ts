@@ -1,5 +1,12 @@
 import type { FileHandle } from "node:fs/promises";
-import type { CommandSpec, LaunchPurpose, ToolbeltConfig, TrustInfo } from "@toolbelt/core";
+import type {
+  CommandSpec,
+  LaunchPurpose,
+  ProcessSlot,
+  ProcessSlotOptions,
+  ToolbeltConfig,
+  TrustInfo,
+} from "@toolbelt/core";
 import { projectTrust, scrubCommandEnv, UNTRUSTED } from "@toolbelt/core/internal";
 import { resolveServerCommand, type ServerSpec } from "./servers.js";
 
@@ -18,6 +25,8 @@ export interface LaunchHost {
   openFile?(abs: string): Promise<FileHandle>;
   /** The same, synchronously (Session.openFileSync), for the in-process fallback. */
   openFileSync?(abs: string): number;
+  /** A slot of the session's process pool (Session.processSlot); without it nothing bounds the servers. */
+  processSlot?(options: ProcessSlotOptions): Promise<ProcessSlot>;
 }
 
 /** A host for servers started outside a session: untrusted, nothing wraps the command. */
@@ -63,5 +72,6 @@ export function hostForRoot(host: LaunchHost, homeRoot: string | undefined, root
     wrapCommand: (spec, purpose) => host.wrapCommand(spec, purpose),
     ...(host.openFile ? { openFile: host.openFile.bind(host) } : {}),
     ...(host.openFileSync ? { openFileSync: host.openFileSync.bind(host) } : {}),
+    ...(host.processSlot ? { processSlot: host.processSlot.bind(host) } : {}),
   };
 }

@@ -171,6 +171,8 @@ export class LspManager {
     this.#backends.set(choice.key, started);
     started.catch((error: unknown) => {
       this.#backends.delete(choice.key);
+      // A full process pool is no fault of the server: the next call tries again.
+      if (ToolbeltError.isInstance(error) && error.code === "EBUSY") return;
       this.#failed.set(choice.key, (error as Error).message);
     });
     return started;

@@ -1,6 +1,13 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { defineTool, type ProfileInputContext, ToolbeltError, type ToolContext, z } from "@toolbelt/core";
+import {
+  defineTool,
+  type ProcessSlot,
+  type ProfileInputContext,
+  ToolbeltError,
+  type ToolContext,
+  z,
+} from "@toolbelt/core";
 import { collapseCarriageReturns, stripAnsi } from "./ansi.js";
 import { BackgroundShell } from "./background-shell.js";
 import { oomKills } from "./cgroup.js";
@@ -394,6 +401,7 @@ async function startBackground(
   ctx: ToolContext,
   state: ShellState,
   prep: Prepared,
+  slot: ProcessSlot,
 ): Promise<ShellStarted> {
   const room = await state.makeRoom();
   const id = state.nextId();
@@ -434,6 +442,8 @@ async function startBackground(
     throw startFailed(await launched.exited);
   }
   shell.attach(launched);
+  // The command holds its pool slot until it exits (killed, reaped with the session, or done).
+  void launched.exited.then(() => slot.release());
   track(launched.pid);
   state.add(shell);
   const result: ShellStarted = {
@@ -469,20 +479,27 @@ export const shellTool = defineTool({
   execute: async (input, ctx): Promise<ShellResult | ShellStarted> => {
     const state = ShellState.of(ctx.session);
     if (state.closed) throw new ToolbeltError("EUNAVAILABLE", "the session is closing");
-    const prep = await prepare(input, ctx, state);
-    // What a foreground command changed in the root is recorded as a checkpoint (see checkpoints.md).
-    const watch = input.run_in_background
-      ? undefined
-      : await ctx.session.checkpoints.watch(ctx.calledAs, ctx.callId);
+    // A slot of the process pool, taken before anything is prepared: a foreground command's for the
+    // call (its wait bounded by its timeout), a background one's for the command's life.
+    const slot = await ctx.processSlot(
+      input.run_in_background ? { longLived: true } : { waitMs: input.timeout * 1000 },
+    );
+    let prep: Prepared | undefined;
+    let watch: Awaited<ReturnType<typeof ctx.session.checkpoints.watch>> | undefined;
     try {
+      prep = await prepare(input, ctx, state);
+      // What a foreground command changed in the root is recorded as a checkpoint (see checkpoints.md).
+      if (!input.run_in_background) watch = await ctx.session.checkpoints.watch(ctx.calledAs, ctx.callId);
       return await (input.run_in_background
-        ? startBackground(input, ctx, state, prep)
+        ? startBackground(input, ctx, state, prep, slot)
         : runForeground(input, ctx, state, prep));
     } catch (error) {
       // Refused before it started (session cap, spawn failure): its cgroup is empty and goes now.
-      unprepare(prep);
+      if (prep) unprepare(prep);
+      slot.release();
       throw error;
     } finally {
+      if (!input.run_in_background) slot.release();
       await watch?.finish().catch(() => {});
     }
   },
