@@ -433,34 +433,10 @@ export class LspClient {
   #holdNow(abs: string, text: string): OpenDocument {
     this.#conn();
     const uri = toUri(abs);
-    const existing = this.#docs.get(uri);
-    if (existing?.text === text) return existing;
+    const held = this.#docs.get(uri);
+    if (held?.text === text) return held;
     // No disk state matches this text: the next sync from disk reads the file again.
-    if (existing) {
-      existing.mtimeMs = -1;
-      existing.size = -1;
-      existing.version += 1;
-      existing.text = text;
-      this.#notify("textDocument/didChange", {
-        textDocument: { uri, version: existing.version },
-        contentChanges: [{ text }],
-      });
-      return existing;
-    }
-    const doc: OpenDocument = {
-      uri,
-      abs,
-      languageId: languageIdFor(abs),
-      version: 1,
-      text,
-      mtimeMs: -1,
-      size: -1,
-    };
-    this.#docs.set(uri, doc);
-    this.#notify("textDocument/didOpen", {
-      textDocument: { uri, languageId: doc.languageId, version: doc.version, text },
-    });
-    return doc;
+    return this.#show(uri, abs, text, { mtimeMs: -1, size: -1 });
   }
 
   async #syncNow(abs: string): Promise<OpenDocument> {
@@ -474,9 +450,18 @@ export class LspClient {
     const files = this.#files;
     const rel = path.relative(files.root, abs) || abs;
     const { text, stat } = await readProjectFile((p) => files.open(p), abs, rel, files.maxBytes);
+    return this.#show(uri, abs, text, stat);
+  }
+
+  /**
+   * Tells the server the document's text now: didChange (a new version) for an open document whose
+   * text differs, didOpen for one it does not hold yet. `disk` is the file state the text matches.
+   */
+  #show(uri: string, abs: string, text: string, disk: { mtimeMs: number; size: number }): OpenDocument {
+    const existing = this.#docs.get(uri);
     if (existing) {
-      existing.mtimeMs = stat.mtimeMs;
-      existing.size = stat.size;
+      existing.mtimeMs = disk.mtimeMs;
+      existing.size = disk.size;
       if (existing.text === text) return existing;
       existing.version += 1;
       existing.text = text;
@@ -492,8 +477,8 @@ export class LspClient {
       languageId: languageIdFor(abs),
       version: 1,
       text,
-      mtimeMs: stat.mtimeMs,
-      size: stat.size,
+      mtimeMs: disk.mtimeMs,
+      size: disk.size,
     };
     this.#docs.set(uri, doc);
     this.#notify("textDocument/didOpen", {
