@@ -6,7 +6,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { connectClient } from "@toolbelt/bridge";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "../cli-harness.js";
 import { type HttpProcess, makeRoot, startHttp } from "../serve-fixture.js";
@@ -163,6 +165,104 @@ describe("serve --http under load", { timeout: 180_000 }, () => {
     // Searches ran (each starts ripgrep), never more at once than the pool's bound.
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(MAX);
+  });
+
+  it("answers a request past --max-requests 503 EBUSY with Retry-After, and serves it once a place is free", async () => {
+    const root = await makeRoot();
+    const server = await serve(root, ["--max-requests", "1", "--allow", "shell"]);
+    const sid = await openSession(server);
+    // The only place is held by a call whose command waits for the test.
+    const holding = request(server, "POST", `/api/sessions/${sid}/calls`, {
+      tool: "shell",
+      input: { command: "while [ ! -e go ]; do sleep 0.05; done; echo held" },
+    });
+    await until(async () => {
+      const health = await request(server, "GET", "/api/health");
+      return (health.body as { requests?: { in_flight: number } }).requests?.in_flight === 1 || undefined;
+    }, "the held call to be in flight");
+    const refused = await request(server, "POST", `/api/sessions/${sid}/calls`, {
+      tool: "read_file",
+      input: { path: "a.txt" },
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.retryAfter).toMatch(/^\d+$/);
+    expect((refused.body as { error?: { code?: string; message?: string } }).error).toMatchObject({
+      code: "EBUSY",
+      message: expect.stringContaining("server.max_requests"),
+    });
+    await writeFile(path.join(root, "go"), "");
+    expect((await holding).status).toBe(200);
+    // The same request, sent again as Retry-After says, is served.
+    const again = await call(server, sid, "read_file", { path: "a.txt" });
+    expect(again.status).toBe(200);
+    expect(result(again).kind).toBe("file_content");
+  });
+
+  it("the client SDK sends a request the server answered 503 again after its Retry-After, and it lands", async () => {
+    const root = await makeRoot();
+    const server = await serve(root, ["--max-requests", "1", "--allow", "shell"]);
+    const sid = await openSession(server);
+    // A pass-through proxy between the client and the server, to see the statuses the client got.
+    const statuses: Array<{ method: string; url: string; status: number }> = [];
+    const proxy = http.createServer((req, res) => {
+      const target = new URL(req.url ?? "/", server.url);
+      const up = http.request(
+        target,
+        { method: req.method, headers: req.headers, agent: false },
+        (answer) => {
+          statuses.push({ method: req.method ?? "", url: req.url ?? "", status: answer.statusCode ?? 0 });
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      up.on("error", () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const holding = request(server, "POST", `/api/sessions/${sid}/calls`, {
+        tool: "shell",
+        input: { command: "while [ ! -e go ]; do sleep 0.05; done; echo held" },
+      });
+      await until(async () => {
+        const health = await request(server, "GET", "/api/health");
+        return (health.body as { requests?: { in_flight: number } }).requests?.in_flight === 1 || undefined;
+      }, "the held call to be in flight");
+      const seen: string[] = [];
+      const client = connectClient({
+        url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        token: server.token,
+        session: sid,
+        tools: [
+          {
+            name: "client_ping",
+            description: "Ping.",
+            input_schema: { type: "object" },
+            execute: () => ({ kind: "pong" }),
+          },
+        ],
+        onStatus: (status) => seen.push(status.state),
+      });
+      try {
+        // The attach is refused while the only place is held; then the place is freed.
+        await until(
+          () => statuses.some((s) => s.method === "POST" && s.status === 503) || undefined,
+          "a 503",
+        );
+        await writeFile(path.join(root, "go"), "");
+        expect((await holding).status).toBe(200);
+        await client.ready;
+        const attaches = statuses.filter((s) => s.method === "POST" && s.url.includes("/attach"));
+        expect(attaches[0]?.status).toBe(503);
+        expect(attaches.at(-1)?.status).toBe(201);
+        // Sent again by the request's own retry: the connection was never given up.
+        expect(seen).not.toContain("disconnected");
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("serves a saturated pool's sessions in turn: a second session's call is not stuck behind the first one's fifty", async () => {
