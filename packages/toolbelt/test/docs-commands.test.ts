@@ -58,7 +58,9 @@ function skipReason(c: DocCommand): string | undefined {
   if (/\btoolbelt serve\b/.test(c.command))
     return "a server that runs until stopped (serve-*.test.ts cover it)";
   if (/npm test/.test(c.command)) return "runs the whole test suite";
-  if (/~\//.test(c.command)) return "names the reader's own project";
+  if (/~\/|\/path\/to\//.test(c.command)) return "names the reader's own project";
+  if (/\btoolbelt mcp login\b/.test(c.command))
+    return "signs in through a browser (packages/mcp/test/oauth-cli.test.ts covers it)";
   const input = /<\s*(\S+)/.exec(c.command)?.[1];
   if (input && !existsSync(path.join(REPO, input))) return `reads ${input}, which the reader brings`;
   return undefined;
