@@ -71,6 +71,22 @@ export function sameNesting(pairs: ReadonlyArray<readonly [number, number]>): bo
   return true;
 }
 
+/**
+ * Whether every depth maps by one unit and offset (columns in the file = a × columns in the search + b),
+ * for the formatter-tolerant stages: there the lines may break anywhere, so a search text that lost a
+ * line (a closing brace) could otherwise borrow the next one at another depth and still nest the same
+ * way. (The indentation stage compares line for line and keeps alignment within a level, as a ` * ` of
+ * a comment under tabs, which no single scale maps.)
+ */
+export function sameIndentScale(pairs: ReadonlyArray<readonly [number, number]>): boolean {
+  const sorted = [...pairs].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  if (sorted.length < 3) return true;
+  const [s0, f0] = sorted[0] as readonly [number, number];
+  const [s1, f1] = sorted[sorted.length - 1] as readonly [number, number];
+  // Every depth on the line through the shallowest and the deepest.
+  return sorted.every(([s, f]) => (f - f0) * (s1 - s0) === (f1 - f0) * (s - s0));
+}
+
 export type IndentContext = {
   /** (indent in the search text, indent of the file line it matched), first non-blank line first. */
   pairs: ReadonlyArray<readonly [string, string]>;

@@ -126,6 +126,37 @@ describe("edit_file matching stages", () => {
       expect(failed(apply("const r = compute(alpha, beta);\n", changed, "x")).code).toBe("ENO_MATCH");
   });
 
+  it("line wrapping: a search that lost a closing brace does not borrow the next one at another depth", () => {
+    // The file's block ends with braces at 10, 8, 6 and 4 columns; the search text (wrapped) lost the
+    // one at 6, so its last brace (at 4) is the file's fifth line, not its fourth.
+    const src = [
+      "    for (const m of ms) {",
+      "      if (m.ok) {",
+      "        for (const p of m.parts) {",
+      "          if (p.call) {",
+      "            ids.set(p.id, p.name);",
+      "          }",
+      "        }",
+      "      }",
+      "    }",
+      "    done();",
+      "",
+    ].join("\n");
+    const search = [
+      "            ids.set(",
+      "              p.id,",
+      "              p.name",
+      "            );",
+      "          }",
+      "        }",
+      "    }",
+    ].join("\n");
+    expect(failed(apply(src, search, "x")).code).toBe("ENO_MATCH");
+    // With every brace there, the same wrapped search matches.
+    const whole = [...search.split("\n").slice(0, 6), "      }", "    }"].join("\n");
+    expect(ok(apply(src, whole, "x")).strategy).toBe("line_wrapping");
+  });
+
   it("line wrapping never joins or splits tokens: `a b` is not `ab`, `+ +` is not `++`", () => {
     const src = "const t = beta gamma;\nconst s = a + +b;\nconst u = betagamma;\n";
     expect(failed(apply(src, "const u = beta\n  gamma;", "x")).code).toBe("ENO_MATCH");

@@ -1,6 +1,6 @@
 import { unescapeText } from "@toolbelt/core";
 import { rawText, type TextDocument, toLf } from "./document.js";
-import { columns, isBlank, leadingWhitespace, reindent, sameNesting } from "./indent.js";
+import { columns, isBlank, leadingWhitespace, reindent, sameIndentScale, sameNesting } from "./indent.js";
 import { type NormalForm, normalForm } from "./normal-form.js";
 
 /**
@@ -611,7 +611,8 @@ function stageFormatting(
       pairs.length === needle.lineStarts.length &&
       lineStartsWithin(file, k, k + needle.norm.length) === needle.lineStarts.length;
     if (strategy === "formatting" && !sameBreaks) continue;
-    if (!sameNesting(pairs.map(([s, f]) => [columns(s), columns(f)] as const))) continue;
+    const depths = pairs.map(([s, f]) => [columns(s), columns(f)] as const);
+    if (!sameNesting(depths) || !sameIndentScale(depths)) continue;
     found.push({ first, last, pairs });
   }
   if (found.length > 1)
