@@ -175,9 +175,13 @@ export class WorkspaceLink {
     const what = timedOut
       ? `toolbelt in ${driver.label} did not answer within ${START_TIMEOUT_MS / 1000} s`
       : `toolbelt did not start in ${driver.label}`;
-    const hint = missing
-      ? `: is toolbelt installed there? It was started as ${JSON.stringify(argv.slice(0, driver.toolbelt.command.length))} (${driver.toolbelt.how}); see docs/workspaces.md`
-      : "";
+    // 126/127 (or the shell's "cannot execute", "not found"): the command is missing or cannot run
+    // there, as a host's Node mounted into an image without its libc (the container may still have
+    // looked alive a moment before).
+    const hint =
+      missing || /cannot exec|exec format|GLIBC/i.test(said)
+        ? `: no usable Node or toolbelt there (${JSON.stringify(argv.slice(0, driver.toolbelt.command.length))}, ${driver.toolbelt.how}, was not found or cannot run: a Node built for another libc or architecture, or none); use an image with glibc for the host's Node, or one with toolbelt installed (docs/workspaces.md)`
+        : "";
     const exit = end
       ? ` (${end.reason}${end.code !== undefined && end.code !== null ? `, exit code ${end.code}` : ""})`
       : "";

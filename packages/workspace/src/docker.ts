@@ -314,7 +314,7 @@ export class DockerDriver implements WorkspaceDriver {
     const info = await this.#container.inspect().catch(() => undefined);
     if (!info) return `${this.label} is gone (${messageOf(error)})`;
     if (!info.State.Running)
-      return `${this.label} is not running (${info.State.Status}, exit code ${info.State.ExitCode})`;
+      return `${this.label} is not running: ${await this.#whyNotRunning(this.toolbelt.command[0] ?? "node")}`;
     return `cannot start toolbelt in ${this.label}: ${messageOf(error)}`;
   }
 
