@@ -367,7 +367,8 @@ describe("serve --http under load", { timeout: 180_000 }, () => {
       }).catch((error: NodeJS.ErrnoException) => String(error.code));
       return typeof answer === "string" || answer.status === 503 ? answer : undefined;
     }, "the server to refuse new calls");
-    if (typeof refused === "string") expect(refused).toBe("ECONNREFUSED");
+    // A connection the kernel had queued when the listener closed is reset, not refused: both say no.
+    if (typeof refused === "string") expect(["ECONNREFUSED", "ECONNRESET"]).toContain(refused);
     else expect(refused.body).toMatchObject({ error: { code: "EBUSY" } });
     await writeFile(path.join(root, "go"), "");
     const answer = await running;
