@@ -76,7 +76,7 @@ function suite(target: Target) {
     const result = await cli(["exec", ...target.cliArgs(root), "--allow", "shell", "--no-fail-on-error"], {
       input: calls.map((c) => JSON.stringify(c)).join("\n"),
       env: target.env(),
-      timeoutMs: 120_000,
+      timeoutMs: 75_000,
     });
     expect(result.code, result.stderr).toBe(0);
     const lines = new Map(jsonLines(result.stdout).map((l) => [(l as Line).id, (l as Line).result]));
@@ -203,7 +203,7 @@ async function waitForFile(file: string): Promise<void> {
   });
 }
 
-describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", () => {
+describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", { timeout: 90_000 }, () => {
   beforeAll(() => assertBuilt());
   afterAll(async () => {
     expect(await allSessionContainers()).toEqual([]);
@@ -256,11 +256,12 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", () =
         "--input",
         '{"path":"a.txt"}',
       ],
-      { env: docker.env(), timeoutMs: 120_000 },
+      { env: docker.env(), timeoutMs: 75_000 },
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/EWORKSPACE: .*no usable Node/);
     expect(await allSessionContainers()).toEqual([]);
+    await engine("DELETE", `/images/${encodeURIComponent(image)}?force=true`);
   });
 
   it("docker: an unreachable daemon and a missing container are named (EWORKSPACE), exit 1", async () => {
@@ -284,7 +285,7 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", () =
     const root = project();
     const result = await cli(
       ["doctor", "--format", "json", "--workspace", `docker-image:${BASE_IMAGE}`, "--root", root],
-      { env: docker.env(), timeoutMs: 120_000 },
+      { env: docker.env(), timeoutMs: 75_000 },
     );
     expect(result.code, result.stderr).toBe(0);
     const checks = JSON.parse(result.stdout) as Array<{
@@ -313,25 +314,29 @@ async function importEmptyImage(name: string): Promise<number> {
   return (await engine("POST", `/images/create?fromSrc=-&repo=${repo}&tag=${tag}`, tar)).status;
 }
 
-describe.skipIf(skipSsh)("ssh workspace (a test-owned sshd on loopback, built CLI)", () => {
-  beforeAll(async () => {
-    assertBuilt();
-    sshd = await startSshd();
-  });
-  afterAll(async () => {
-    await sshd?.stop();
-  });
-  suite(ssh);
+describe.skipIf(skipSsh)(
+  "ssh workspace (a test-owned sshd on loopback, built CLI)",
+  { timeout: 90_000 },
+  () => {
+    beforeAll(async () => {
+      assertBuilt();
+      sshd = await startSshd();
+    });
+    afterAll(async () => {
+      await sshd?.stop();
+    });
+    suite(ssh);
 
-  it("ssh: a host that cannot be reached is named (EWORKSPACE), exit 1", async () => {
-    const result = await cli(
-      ["run", "read_file", "--workspace", "ssh:no-such-host.invalid:/srv", "--input", '{"path":"a"}'],
-      { env: ssh.env() },
-    );
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/EWORKSPACE: .*ssh could not reach or log in to no-such-host\.invalid/);
-  });
-});
+    it("ssh: a host that cannot be reached is named (EWORKSPACE), exit 1", async () => {
+      const result = await cli(
+        ["run", "read_file", "--workspace", "ssh:no-such-host.invalid:/srv", "--input", '{"path":"a"}'],
+        { env: ssh.env() },
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/EWORKSPACE: .*ssh could not reach or log in to no-such-host\.invalid/);
+    });
+  },
+);
 
 describe("workspace usage errors (no daemon needed)", () => {
   beforeAll(() => assertBuilt());
