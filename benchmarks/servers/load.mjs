@@ -5,12 +5,15 @@
 //               Retry-After, a connection error counts as a lost call;
 //   exec:       S `toolbelt exec` processes, C lines written to each at once (exec answers in order);
 //   mcp:        S `toolbelt serve --mcp` processes, C concurrent tools/call through the MCP SDK client;
-//   in process: S createToolbelt() sessions in one process, S × C calls at once.
+//   in process: S createToolbelt() sessions in one process, S × C calls at once;
+//   thinhttp:   the baseline for http: the in-process sessions behind the thinnest Node HTTP server
+//               (node:http, a JSON body in, the payload out: no auth, no checks, no pool), sent the
+//               same burst the same way. http / thinhttp is what toolbelt's server adds to HTTP itself.
 // Two workloads: `read` (read_file only) and `mixed` (every fourth call a search_files), over a
 // generated project of F files. For each: calls answered, calls lost, calls/s (and against in
 // process), p50/p99 latency, peak child processes of the serving process(es), peak RSS.
 // Usage: node benchmarks/servers/load.mjs [--sessions 50] [--calls 40] [--files 200]
-//          [--surfaces http,exec,mcp,inprocess] [--workloads read,mixed]
+//          [--surfaces http,thinhttp,exec,mcp,inprocess] [--workloads read,mixed]
 // Needs the built packages (npm run build).
 import { spawn } from "node:child_process";
 import { promises as fs, readdirSync, readFileSync } from "node:fs";
@@ -28,7 +31,7 @@ const arg = (name, fallback) => {
 const SESSIONS = Number(arg("sessions", 50));
 const CALLS = Number(arg("calls", 40));
 const FILES = Number(arg("files", 200));
-const SURFACES = arg("surfaces", "http,exec,mcp,inprocess").split(",");
+const SURFACES = arg("surfaces", "http,thinhttp,exec,mcp,inprocess").split(",");
 const WORKLOADS = arg("workloads", "read,mixed").split(",");
 const TOKEN = "bench-load";
 
@@ -104,6 +107,42 @@ async function inProcessRole() {
     `${JSON.stringify({ answered: latencies.length, lost: 0, latencies, wallMs, codes, rss: peakRssMiB(process.pid) })}\n`,
   );
   process.exit(0);
+}
+
+// ---- role: the thinnest HTTP server over the same sessions (the http surface's baseline) ----------
+
+async function thinHttpRole() {
+  const root = arg("root");
+  const { createToolbelt } = await import(path.join(REPO, "packages/toolbelt/dist/index.js"));
+  const sessions = [await createToolbelt({ root })];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (d) => chunks.push(d));
+    req.on("end", async () => {
+      const send = (status, body) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.method === "GET" && req.url === "/api/sessions") return send(200, [{ id: "0" }]);
+      if (req.method === "POST" && req.url === "/api/sessions") {
+        sessions.push(await createToolbelt({ root }));
+        return send(201, { id: String(sessions.length - 1) });
+      }
+      const m = /^\/api\/sessions\/(\d+)\/calls$/.exec(req.url ?? "");
+      const session = m ? sessions[Number(m[1])] : undefined;
+      if (req.method !== "POST" || !session) return send(404, { error: "not found" });
+      const { tool, input } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      const { payload, text } = await session.callWithText(tool, input);
+      send(200, { result: payload, text });
+    });
+  });
+  server.listen({ host: "127.0.0.1", port: 0, backlog: 4096 }, () => {
+    process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
+  });
+  process.on("SIGTERM", async () => {
+    for (const session of sessions) await session.close();
+    process.exit(0);
+  });
 }
 
 // ---- main --------------------------------------------------------------------------------------
@@ -187,10 +226,12 @@ function request(url, method, route, body) {
   });
 }
 
-async function httpRun(root, workload) {
+async function httpRun(root, workload, { thin = false } = {}) {
   const server = spawn(
     process.execPath,
-    [BIN, "serve", "--http", "--port", "0", "--root", root, "--token", TOKEN],
+    thin
+      ? [SELF, "--role", "thinhttp", "--root", root]
+      : [BIN, "serve", "--http", "--port", "0", "--root", root, "--token", TOKEN],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const url = await new Promise((resolve, reject) => {
@@ -429,9 +470,16 @@ const sum = (values) => values.reduce((a, b) => a + b, 0);
 
 async function main() {
   const root = await makeProject();
-  const runs = { http: httpRun, exec: execRun, mcp: mcpRun, inprocess: inProcessRun };
+  const runs = {
+    http: httpRun,
+    thinhttp: (root, workload) => httpRun(root, workload, { thin: true }),
+    exec: execRun,
+    mcp: mcpRun,
+    inprocess: inProcessRun,
+  };
   const names = {
     http: "HTTP (`serve --http`), a connection per call",
+    thinhttp: "baseline: the same sessions behind a bare node:http server, a connection per call",
     exec: `exec, ${SESSIONS} processes`,
     mcp: `MCP stdio, ${SESSIONS} processes`,
     inprocess: `in process, ${SESSIONS} sessions`,
@@ -518,4 +566,5 @@ function pollRole() {
 const role = arg("role");
 if (role === "poll") pollRole();
 else if (role === "inprocess") await inProcessRole();
+else if (role === "thinhttp") await thinHttpRole();
 else await main();
