@@ -186,6 +186,18 @@ function servingRoot(root: string): string[] {
     .filter((line) => line.includes("serve --mcp") && line.includes(`--root ${root}`));
 }
 
+/** Whether a process whose command line contains `text` runs on this machine. */
+function running(text: string): boolean {
+  return execFileSync("ps", ["-eo", "args="], { encoding: "utf8" })
+    .split("\n")
+    .some((line) => line.includes(text));
+}
+
+/** Waits until `done()` holds, checking as processes come and go (the test's timeout bounds it). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 async function waitForFile(file: string): Promise<void> {
   const dir = path.dirname(file);
   const { watch } = await import("node:fs");
@@ -326,6 +338,44 @@ describe.skipIf(skipSsh)(
       await sshd?.stop();
     });
     suite(ssh);
+
+    it("ssh: killing the ssh connection mid-call fails the call with EWORKSPACE, and nothing is left on the host", async () => {
+      const root = project();
+      const session = await createToolbelt({
+        root,
+        userConfig: false,
+        workspace: ssh.spec() as never,
+        allow: ["shell"],
+      });
+      try {
+        const pending = session.call("shell", {
+          command: "touch started; exec sleep 606",
+          timeout_ms: 600_000,
+        });
+        await waitForFile(path.join(root, "started"));
+        // The user's ssh, started by this process for the session: the link's only connection.
+        const client = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+          .split("\n")
+          .map((line) => line.trim().split(/\s+/))
+          .find(
+            ([, ppid, cmd, ...rest]) =>
+              Number(ppid) === process.pid && cmd?.endsWith("ssh") && rest.join(" ").includes(root),
+          );
+        expect(client).toBeDefined();
+        process.kill(Number(client?.[0]), "SIGKILL");
+        const result = await pending;
+        expect(result).toMatchObject({ kind: "error", code: "EWORKSPACE" });
+        expect((result as { message: string }).message).toMatch(/connection to ssh .* was lost during shell/);
+        // The host's toolbelt saw its connection go, closed its session and ended the command it ran.
+        await until(() => servingRoot(root).length === 0 && !running("sleep 606"));
+        // The next call starts toolbelt there again: the workspace is still there.
+        const next = await session.call("read_file", { path: "a.txt" });
+        expect(JSON.stringify(next)).toContain("needle one");
+      } finally {
+        await session.close();
+      }
+      expect(servingRoot(root)).toEqual([]);
+    });
 
     it("ssh: a host that cannot be reached is named (EWORKSPACE), exit 1", async () => {
       const result = await cli(
