@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lacks } from "../../../test-support/capability.js";
 import { createToolbelt } from "../src/index.js";
 import { assertBuilt, cli, jsonLines, tempRoot } from "./cli-harness.js";
+import { until } from "./mcp-raw.js";
 import {
   allSessionContainers,
   BASE_IMAGE,
@@ -193,11 +194,6 @@ function running(text: string): boolean {
     .some((line) => line.includes(text));
 }
 
-/** Waits until `done()` holds, checking as processes come and go (the test's timeout bounds it). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
-}
-
 async function waitForFile(file: string): Promise<void> {
   const dir = path.dirname(file);
   const { watch } = await import("node:fs");
@@ -367,7 +363,10 @@ describe.skipIf(skipSsh)(
         expect(result).toMatchObject({ kind: "error", code: "EWORKSPACE" });
         expect((result as { message: string }).message).toMatch(/connection to ssh .* was lost during shell/);
         // The host's toolbelt saw its connection go, closed its session and ended the command it ran.
-        await until(() => servingRoot(root).length === 0 && !running("sleep 606"));
+        await until(
+          () => servingRoot(root).length === 0 && !running("sleep 606"),
+          "the host's toolbelt and its command to end",
+        );
         // The next call starts toolbelt there again: the workspace is still there.
         const next = await session.call("read_file", { path: "a.txt" });
         expect(JSON.stringify(next)).toContain("needle one");
