@@ -181,6 +181,120 @@ describe("serve --mcp --transport http: a client's session", () => {
   }, 90_000);
 });
 
+type SseEvent = { id?: string; data: string };
+
+/**
+ * One request whose answer is an SSE stream, read until `enough(events)` holds; the connection is
+ * then dropped, as a client whose network went away would.
+ */
+function sse(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  enough: (events: SseEvent[]) => boolean,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; events: SseEvent[] }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname, method, headers },
+      (res) => {
+        const events: SseEvent[] = [];
+        let buffer = "";
+        const done = () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, events });
+          res.destroy();
+        };
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          buffer += d;
+          let end = buffer.indexOf("\n\n");
+          while (end !== -1) {
+            const event: SseEvent = { data: "" };
+            for (const line of buffer.slice(0, end).split("\n")) {
+              if (line.startsWith("id:")) event.id = line.slice(3).trim();
+              else if (line.startsWith("data:")) event.data += line.slice(5).trim();
+            }
+            events.push(event);
+            buffer = buffer.slice(end + 2);
+            end = buffer.indexOf("\n\n");
+          }
+          if (enough(events)) done();
+        });
+        res.on("end", done);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("serve --mcp --transport http: resumption", () => {
+  it("a call's stream dropped mid-call is resumed with Last-Event-ID: what followed, the result included, and nothing twice", async () => {
+    const served = await serveMcpHttp(["--no-auth", "--allow", "shell"]);
+    const go = `go-${process.pid}-${Date.now()}`;
+    try {
+      const init = await raw(served.url, "POST", POST_HEADERS, INITIALIZE);
+      expect(init.status).toBe(200);
+      const session = String(init.headers["mcp-session-id"]);
+      const headers = { ...POST_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" };
+      await raw(
+        served.url,
+        "POST",
+        headers,
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      );
+      // The command prints a line, then waits for the test to let it go on; its progress is on the stream.
+      const call = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: {
+          name: "shell",
+          arguments: {
+            command: `echo first-part; while [ ! -e ${go} ]; do sleep 0.05; done; echo second-part`,
+          },
+          _meta: { progressToken: "p7" },
+        },
+      });
+      const first = await sse(served.url, "POST", headers, call, (events) =>
+        events.some((e) => e.data.includes("first-part")),
+      );
+      expect(first.status).toBe(200);
+      const seen = first.events.filter((e) => e.id);
+      const last = seen.at(-1)?.id;
+      expect(last).toBeDefined();
+      expect(first.events.some((e) => e.data.includes('"id":7'))).toBe(false);
+      // The stream is gone; the call goes on and finishes while no one listens.
+      await fs.writeFile(`${root}/${go}`, "");
+      const resumed = await sse(
+        served.url,
+        "GET",
+        {
+          accept: "text/event-stream",
+          "mcp-session-id": session,
+          "mcp-protocol-version": "2025-06-18",
+          "last-event-id": String(last),
+        },
+        undefined,
+        (events) => events.some((e) => e.data.includes('"id":7')),
+      );
+      expect(resumed.status).toBe(200);
+      const replayed = resumed.events.filter((e) => e.data);
+      const result = replayed.find((e) => e.data.includes('"id":7'));
+      expect(result?.data).toContain("second-part");
+      // Only what came after the last event seen: the first part is not sent again.
+      expect(replayed.some((e) => e.data.includes("first-part") && !e.data.includes("second-part"))).toBe(
+        false,
+      );
+      const ids = resumed.events.flatMap((e) => (e.id ? [e.id] : []));
+      expect(ids.every((id) => !seen.some((s) => s.id === id))).toBe(true);
+    } finally {
+      await fs.rm(`${root}/${go}`, { force: true });
+      await served.stop();
+    }
+  }, 60_000);
+});
+
 describe("serve --mcp --transport http: attacks", () => {
   let served: Served;
   const token = "tok-attack-tests-abcdefghij";
