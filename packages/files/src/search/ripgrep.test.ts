@@ -122,7 +122,8 @@ describe("ripgrep plain output read the same as --json", () => {
     ]);
     expect(all.files.find((f) => f.path === "both/long.txt")?.matches[0]?.text.length).toBe(4 + 200 * 1024);
     expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
-  });
+    // 192 pairs of ripgrep runs: under a loaded machine that is more than the default 30 s.
+  }, 120_000);
 
   it.skipIf(noRg)("reads as JSON only the files plain output cannot carry, not the whole batch", async () => {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-log-")));
