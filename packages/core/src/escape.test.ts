@@ -220,6 +220,32 @@ describe("parseToolText with hostile names", () => {
     );
   });
 
+  it("a flat listing's path whose end reads as a note across segments keeps its whole name", () => {
+    // Found by the property below: `\ (` in one directory and `)` in it reads as `\` with the note `(/)`.
+    const paths = ["\\ (/)", "a (b/c)", "x\\\\ (y/z)", "keep (image)/f", ":"];
+    const parsed = parseToolText(
+      renderText(
+        [
+          ["Kind", "file_list"],
+          ["Structure", "flat"],
+        ],
+        renderFlat(paths.map((path) => ({ path }))),
+      ),
+    );
+    expect(parsed.entries).toEqual(paths.map((path) => ({ path })));
+    // A note given as a note is still read as one.
+    const noted = parseToolText(
+      renderText(
+        [
+          ["Kind", "file_list"],
+          ["Structure", "flat"],
+        ],
+        renderFlat([{ path: "a (b/c)", note: "(image)" }]),
+      ),
+    );
+    expect(noted.entries).toEqual([{ path: "a (b/c)", note: "(image)" }]);
+  });
+
   it("any set of paths and matches round-trips through flat rows (toolOutput.structure flat)", () => {
     // Colons, backslashes and digits are what could make a `path:line: text` row split wrongly.
     const part = fc.oneof(

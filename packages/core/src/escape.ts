@@ -136,9 +136,17 @@ export function escapeName(name: string): string {
   return escapeCodePoints(chars, {}, (i) => i < lead || i >= trail || i === noteSpace || (hash && i === 0));
 }
 
-/** `/`-separated path with every segment escaped by `escapeName`. */
+/**
+ * `/`-separated path with every segment escaped by `escapeName`. On a line of its own the whole path
+ * could also end in a note that spans segments (`a (b/c)`): that note's space is written `\x20`, and a
+ * lone backslash right before it (escapeText leaves one before a space) is then written `\\`.
+ */
 export function escapePath(path: string): string {
-  return path.split("/").map(escapeName).join("/");
+  const escaped = path.split("/").map(escapeName).join("/");
+  const note = NOTE_SUFFIX.exec(escaped);
+  if (!note) return escaped;
+  const head = escaped.slice(0, note.index);
+  return `${head.endsWith("\\") ? `${head}\\` : head}\\x20${escaped.slice(note.index + 1)}`;
 }
 
 /** The escapes escapeText writes: `\\`, `\n`, `\r`, `\t`, `\xHH`, `\u{H…}`. */
