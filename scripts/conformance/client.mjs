@@ -37,9 +37,11 @@ const oauth = scenario.startsWith("auth/")
 const mcpServers = { [SERVER]: { type: "http", url, ...(oauth ? { oauth } : {}) } };
 let failed = false;
 
-if (scenario.startsWith("auth/")) {
-  // `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its
-  // redirect to toolbelt's loopback listener, as a browser would after the user approves.
+/**
+ * `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its redirect
+ * to toolbelt's loopback listener, as a browser would after the user approves.
+ */
+async function signIn() {
   const spec = readServerSpecs(root, { mcpServers }).servers[0];
   const result = await login(spec, {
     timeoutMs: 20_000,
@@ -50,8 +52,12 @@ if (scenario.startsWith("auth/")) {
       await fetch(new URL(next, authorizationUrl));
     },
   });
-  console.log(`[${scenario}] login: ${result.outcome}, ${result.tools} tools`);
+  console.log(
+    `[${scenario}] login: ${result.outcome}, ${result.tools} tools${result.scope ? `, scope ${result.scope}` : ""}`,
+  );
 }
+
+if (scenario.startsWith("auth/")) await signIn();
 
 const session = await createToolbelt({
   root,
@@ -74,8 +80,15 @@ try {
     .tools.map((t) => t.name)
     .filter((n) => n.startsWith(prefix))) {
     const tool = name.slice(prefix.length);
-    const result = await session.call(name, ARGS[tool] ?? {});
+    let result = await session.call(name, ARGS[tool] ?? {});
     console.log(`[${scenario}] ${tool}: ${JSON.stringify(result).slice(0, 500)}`);
+    // Refused for want of scope (step-up): the error names `toolbelt mcp login` and the scopes; do
+    // what the user would — sign in again, approving them — and call once more in the same session.
+    if (result.kind === "error" && result.scope && scenario.startsWith("auth/")) {
+      await signIn();
+      result = await session.call(name, ARGS[tool] ?? {});
+      console.log(`[${scenario}] ${tool} after the step-up: ${JSON.stringify(result).slice(0, 500)}`);
+    }
     if (result.kind === "error") failed = true;
   }
 } finally {

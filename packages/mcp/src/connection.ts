@@ -95,6 +95,8 @@ export class McpConnection {
   #stderr = "";
   #closing = false;
   #relistTimer: NodeJS.Timeout | undefined;
+  /** A signed-in HTTP server's pending step-up, as the error a refused call reports. */
+  #stepUp: (() => ToolbeltError | undefined) | undefined;
   readonly #hooks: ConnectionHooks;
   /** Elicitations being answered now, and when the server last showed life (progress, an answer). */
   #asking = 0;
@@ -138,8 +140,16 @@ export class McpConnection {
     // Signed in with `toolbelt mcp login`: the stored tokens go with every request, refreshed and
     // stepped up by the SDK. Not signed in: no provider, so a server that asks for OAuth fails with a
     // message naming the login command instead of registering a client at every session start.
-    const { readSignIn, StoredOAuthProvider } = await import("./oauth.js");
-    const auth = readSignIn(spec.url)?.tokens ? { authProvider: new StoredOAuthProvider(spec) } : {};
+    // A call refused for want of scope (403 insufficient_scope) is remembered as the sign-in's
+    // step-up: nobody can approve a wider grant mid-session, so the call fails naming the login that can.
+    const { readSignIn, StoredOAuthProvider, stepUpNeeded, stepUpRecordingFetch } = await import(
+      "./oauth.js"
+    );
+    const signedIn = readSignIn(spec.url)?.tokens !== undefined;
+    if (signedIn) this.#stepUp = () => stepUpNeeded(spec);
+    const auth = signedIn
+      ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }
+      : {};
     if (spec.transport === "sse") {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
       return new SSEClientTransport(new URL(spec.url), { requestInit, ...auth });
@@ -337,6 +347,17 @@ export class McpConnection {
           details,
         },
       );
+    // Refused for want of scope (the SDK's refresh cannot widen it, and no one here can approve it).
+    const refused =
+      ToolbeltError.isInstance(error) ||
+      (error as { code?: unknown } | undefined)?.code === 403 ||
+      (error as Error | undefined)?.name === "UnauthorizedError";
+    const stepUp = refused ? this.#stepUp?.() : undefined;
+    if (stepUp)
+      return new ToolbeltError(stepUp.code, stepUp.message, {
+        cause: error,
+        details: { ...details, ...stepUp.details },
+      });
     if (this.state === "crashed" || this.state === "closed") {
       const down = this.unavailable();
       return new ToolbeltError("EUNAVAILABLE", down.message, {

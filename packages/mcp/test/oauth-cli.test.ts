@@ -26,7 +26,7 @@ describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, (
 
     const signed = await login(root, userDir);
     expect(signed.code, signed.stderr).toBe(0);
-    expect(signed.stderr).toContain('signed in to MCP server "remote" (1 tools)');
+    expect(signed.stderr).toContain('signed in to MCP server "remote" (2 tools)');
     // The authorization request named this server as the resource (RFC 8707).
     expect(readFileSync(log, "utf8")).toContain(`grant authorization_code resource=${url}`);
 
@@ -91,6 +91,44 @@ describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, (
     const now = (JSON.parse(readFileSync(file, "utf8")) as { tokens: { access_token: string } }).tokens
       .access_token;
     expect(now).not.toBe(first);
+  });
+
+  it("a call refused for want of scope (403 insufficient_scope) names the login and the scopes; login steps up to the union; the call then works", async () => {
+    const { url, log } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+    expect((await login(root, userDir)).code).toBe(0);
+    const publish = `${JSON.stringify({ id: "p", tool: "mcp__remote__publish", input: {} })}\n`;
+    const answer = (run: { stdout: string }) =>
+      run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id?: string; result?: unknown; error?: { message: string } })
+        .find((l) => l.id === "p");
+
+    // Headless: nobody can approve a wider grant, so the call fails saying what would.
+    const refused = await cli(["exec", "--root", root, "--allow", "mcp"], userDir, publish);
+    const message = JSON.stringify(answer(refused));
+    expect(message).toContain("run `toolbelt mcp login remote`");
+    // The scopes already granted joined with the one the server named (it named only tools:publish).
+    expect(message).toContain('scope \\"tools tools:publish\\"');
+    expect(message).not.toContain("published");
+
+    const stepped = await login(root, userDir);
+    expect(stepped.code, stepped.stderr).toBe(0);
+    expect(stepped.stderr).toContain(
+      'signed in again (step-up) to MCP server "remote" for scope "tools tools:publish"',
+    );
+    // A second authorization, asking for both scopes (a refresh can never widen a grant).
+    expect(readFileSync(log, "utf8")).toContain(
+      `grant authorization_code resource=${url} scope=tools tools:publish`,
+    );
+
+    const ok = await cli(["exec", "--root", root, "--allow", "mcp"], userDir, publish);
+    expect(JSON.stringify(answer(ok))).toContain("published with scope tools tools:publish");
+    // Done: the next login has nothing to step up.
+    const again = await login(root, userDir);
+    expect(again.stderr).toContain('already signed in to MCP server "remote"');
   });
 
   it("login times out clearly when nobody comes back from the sign-in page", async () => {

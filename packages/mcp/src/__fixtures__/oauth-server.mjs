@@ -4,6 +4,8 @@
 // check. Prints {"url": "<mcp url>"} on stdout when listening.
 // OAUTH_EXPIRES_IN: seconds an access token lives (default 3600); OAUTH_LOG: a file each
 // token-endpoint grant and each /mcp bearer is appended to (as "grant <type>" / "bearer <token>").
+// The tool `publish` needs the scope `tools:publish`, which the metadata does not list (a step-up):
+// a call without it gets 403 insufficient_scope naming only that scope, as RFC 6750 says.
 import { randomBytes } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -55,7 +57,7 @@ const provider = {
     const grant = codes.get(code);
     if (!grant || grant.client !== client.client_id) throw new Error("unknown code");
     codes.delete(code);
-    log(`grant authorization_code resource=${grant.resource}`);
+    log(`grant authorization_code resource=${grant.resource} scope=${grant.scopes.join(" ")}`);
     return this.issue(client.client_id, grant.scopes, grant.resource);
   },
   async exchangeRefreshToken(client, rt) {
@@ -83,9 +85,22 @@ const server = app.listen(0, "127.0.0.1", () => {
     "/mcp",
     requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }),
     async (req, res) => {
+      if (req.body?.method === "tools/call" && req.body.params?.name === "publish" && !req.auth.scopes.includes("tools:publish")) {
+        res
+          .status(403)
+          .set(
+            "WWW-Authenticate",
+            `Bearer error="insufficient_scope", scope="tools:publish", resource_metadata="${getOAuthProtectedResourceMetadataUrl(mcpUrl)}"`,
+          )
+          .json({ error: "insufficient_scope" });
+        return;
+      }
       const mcp = new McpServer({ name: "oauth-toy", version: "1.0.0" });
       mcp.registerTool("whoami", { description: "Says which client called.", annotations: { readOnlyHint: true } }, async (extra) => ({
         content: [{ type: "text", text: `hello, ${extra.authInfo?.clientId ?? "nobody"}` }],
+      }));
+      mcp.registerTool("publish", { description: "Needs the tools:publish scope." }, async (extra) => ({
+        content: [{ type: "text", text: `published with scope ${extra.authInfo?.scopes.join(" ")}` }],
       }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
