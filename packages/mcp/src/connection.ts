@@ -72,6 +72,10 @@ export type ConnectionHooks = {
 /** What a failed start says, with the login command when the server asked for a sign-in. */
 function signInHint(spec: ServerSpec, error: Error): string {
   if (spec.transport === "stdio") return error.message;
+  if (spec.oauth?.grant === "client_credentials")
+    return /\b40[13]\b|invalid_client|unauthorized_client/.test(error.message)
+      ? `its authorization server refused toolbelt's client credentials (${error.message}): check oauth.client_id and the secret or key`
+      : error.message;
   const status = (error as { code?: unknown }).code;
   if (error.name === "UnauthorizedError" || status === 401 || /\b401\b|invalid_token/.test(error.message))
     return `it asks for a sign-in (${error.message}): run \`toolbelt mcp login ${spec.name}\``;
@@ -142,14 +146,17 @@ export class McpConnection {
     // message naming the login command instead of registering a client at every session start.
     // A call refused for want of scope (403 insufficient_scope) is remembered as the sign-in's
     // step-up: nobody can approve a wider grant mid-session, so the call fails naming the login that can.
-    const { readSignIn, StoredOAuthProvider, stepUpNeeded, stepUpRecordingFetch } = await import(
-      "./oauth.js"
-    );
-    const signedIn = readSignIn(spec.url)?.tokens !== undefined;
+    // A client_credentials server needs no sign-in: toolbelt gets its own token, unattended.
+    const { clientCredentialsProvider, readSignIn, StoredOAuthProvider, stepUpNeeded, stepUpRecordingFetch } =
+      await import("./oauth.js");
+    const credentials = spec.oauth?.grant === "client_credentials" ? spec.oauth : undefined;
+    const signedIn = !credentials && readSignIn(spec.url)?.tokens !== undefined;
     if (signedIn) this.#stepUp = () => stepUpNeeded(spec);
-    const auth = signedIn
-      ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }
-      : {};
+    const auth = credentials
+      ? { authProvider: await clientCredentialsProvider({ ...credentials, grant: "client_credentials" }) }
+      : signedIn
+        ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }
+        : {};
     if (spec.transport === "sse") {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
       return new SSEClientTransport(new URL(spec.url), { requestInit, ...auth });

@@ -14,7 +14,7 @@ import type {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolbeltError } from "@toolbelt/core";
 import { userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
-import type { HttpServerSpec } from "./server-config.js";
+import type { HttpServerSpec, ResolvedOAuth } from "./server-config.js";
 
 // OAuth 2.1 for a project's HTTP MCP servers. The MCP SDK does the protocol (protected-resource and
 // authorization-server metadata discovery, dynamic client registration, PKCE S256, the `resource`
@@ -301,6 +301,36 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return rest;
     });
   }
+}
+
+/**
+ * The SDK's client_credentials providers (machine to machine): a secret (client_secret_basic, or
+ * _post where the server takes only that) or a signed client assertion (private_key_jwt). Nobody
+ * signs in and nothing is stored: the token lives in memory for the session and is fetched again when
+ * the server refuses it. The credentials go only to the configured `issuer`: an MCP server whose
+ * metadata names another authorization server gets an error, never them.
+ */
+export async function clientCredentialsProvider(
+  oauth: ResolvedOAuth & { grant: "client_credentials" },
+): Promise<OAuthClientProvider> {
+  const { ClientCredentialsProvider, PrivateKeyJwtProvider } = await import(
+    "@modelcontextprotocol/sdk/client/auth-extensions.js"
+  );
+  if (!oauth.client_id || !oauth.issuer) throw new Error("client_credentials needs client_id and issuer");
+  const common = {
+    clientId: oauth.client_id,
+    clientName: "toolbelt",
+    expectedIssuer: oauth.issuer,
+    ...(oauth.scope ? { scope: oauth.scope } : {}),
+  };
+  if (oauth.private_key)
+    return new PrivateKeyJwtProvider({
+      ...common,
+      privateKey: oauth.private_key.pem,
+      algorithm: oauth.private_key.algorithm,
+    });
+  if (!oauth.client_secret) throw new Error("client_credentials needs a client secret or a private key");
+  return new ClientCredentialsProvider({ ...common, clientSecret: oauth.client_secret });
 }
 
 /** A loopback HTTP listener for the redirect of one sign-in. */

@@ -81,6 +81,10 @@ export async function mcp(args: McpArgs): Promise<number> {
     throw new UsageError(
       `MCP server "${spec.name}" runs a command (stdio): only HTTP servers sign in with OAuth`,
     );
+  if (spec.oauth?.grant === "client_credentials")
+    throw new UsageError(
+      `MCP server "${spec.name}" authenticates with client credentials (oauth.grant "client_credentials"): nobody signs in, toolbelt gets its token by itself`,
+    );
   if (args.action === "logout") {
     const removed = await removeSignIn(spec.url);
     process.stderr.write(
