@@ -73,7 +73,9 @@ export type ConnectionHooks = {
 function signInHint(spec: ServerSpec, error: Error): string {
   if (spec.transport === "stdio") return error.message;
   if (spec.oauth?.grant === "client_credentials")
-    return /\b40[13]\b|invalid_client|unauthorized_client/.test(error.message)
+    // The SDK's OAuth errors are named after the OAuth error code (InvalidClientError, ...).
+    return /^(InvalidClient|UnauthorizedClient|InvalidGrant|UnauthorizedError)/.test(error.name) ||
+      /\b40[13]\b/.test(error.message)
       ? `its authorization server refused toolbelt's client credentials (${error.message}): check oauth.client_id and the secret or key`
       : error.message;
   const status = (error as { code?: unknown }).code;
