@@ -44,28 +44,28 @@ const oauthSchema = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'that client\'s secret, best as "${ENV_VAR}" (keep it in your user config, never in a project)',
+      "that client's secret, best a reference to an environment variable (never the secret itself in a shared file)",
     ),
   client_secret_file: z
     .string()
     .min(1)
     .optional()
     .describe(
-      "an absolute path (${VAR}s expanded) of a file holding the client secret, instead of client_secret",
+      "an absolute path (environment variable references expanded) of a file holding the client secret, instead of client_secret",
     ),
   private_key: z
     .string()
     .min(1)
     .optional()
     .describe(
-      'client_credentials with private_key_jwt: the client\'s PKCS#8 PEM private key, as "${ENV_VAR}"',
+      "client_credentials with private_key_jwt: the client's PEM private key, as a reference to an environment variable",
     ),
   private_key_file: z
     .string()
     .min(1)
     .optional()
     .describe(
-      "an absolute path (${VAR}s expanded) of the PKCS#8 PEM private key file, instead of private_key",
+      "an absolute path (environment variable references expanded) of the PEM private key file, instead of private_key",
     ),
   issuer: z
     .string()
