@@ -3,7 +3,7 @@
 // appends its test server's URL and names the scenario in MCP_CONFORMANCE_SCENARIO. This connects
 // toolbelt's own MCP client — a session made by the built SDK whose config names that URL as an HTTP
 // server, the same path a project's `.mcp.json` takes — and calls every tool the server lists.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { login, readServerSpecs } from "../../packages/mcp/dist/index.js";
@@ -23,23 +23,59 @@ const SERVER = "conformance";
 const root = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-"));
 // The sign-in is kept in the user config folder: this run's own, so it starts signed out.
 process.env.TOOLBELT_CONFIG_DIR = path.join(root, ".user-config");
+const secrets = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-secrets-"));
 // What a user puts in their own config for a server's OAuth client: the client ID metadata document
 // the suite's CIMD scenario expects (used only where the authorization server supports it; others
 // register dynamically), and a pre-registered client where the scenario hands one over.
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
-const oauth = scenario.startsWith("auth/")
-  ? {
-      client_metadata_url: "https://conformance-test.local/client-metadata.json",
-      ...(context.client_id ? { client_id: context.client_id } : {}),
-      ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+const clientCredentials = scenario.startsWith("auth/client-credentials-");
+
+/**
+ * The client_credentials settings a pipeline puts in its config: the client id, the authorization
+ * server it was issued by, and the secret from the environment or the private key from a file.
+ * That server is the user's to know; here the run learns it from the MCP server's metadata.
+ */
+async function credentialsConfig() {
+  let issuer;
+  for (const where of [
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-protected-resource",
+  ]) {
+    const res = await fetch(new URL(where, url));
+    if (res.ok) {
+      issuer = (await res.json()).authorization_servers?.[0];
+      break;
     }
-  : undefined;
+  }
+  const common = { grant: "client_credentials", client_id: context.client_id, issuer };
+  if (context.client_secret) {
+    process.env.CONFORMANCE_CLIENT_SECRET = context.client_secret;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config itself
+    return { ...common, client_secret: "${CONFORMANCE_CLIENT_SECRET}" };
+  }
+  // Outside the project, as a pipeline keeps it (a secrets mount, the runner's temp folder).
+  const keyFile = path.join(secrets, "client-key.pem");
+  writeFileSync(keyFile, context.private_key_pem, { mode: 0o600 });
+  return { ...common, private_key_file: keyFile };
+}
+
+const oauth = clientCredentials
+  ? await credentialsConfig()
+  : scenario.startsWith("auth/")
+    ? {
+        client_metadata_url: "https://conformance-test.local/client-metadata.json",
+        ...(context.client_id ? { client_id: context.client_id } : {}),
+        ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+      }
+    : undefined;
 const mcpServers = { [SERVER]: { type: "http", url, ...(oauth ? { oauth } : {}) } };
 let failed = false;
 
-if (scenario.startsWith("auth/")) {
-  // `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its
-  // redirect to toolbelt's loopback listener, as a browser would after the user approves.
+/**
+ * `toolbelt mcp login` with a headless browser: open the authorization URL, and follow its redirect
+ * to toolbelt's loopback listener, as a browser would after the user approves.
+ */
+async function signIn() {
   const spec = readServerSpecs(root, { mcpServers }).servers[0];
   const result = await login(spec, {
     timeoutMs: 20_000,
@@ -50,8 +86,13 @@ if (scenario.startsWith("auth/")) {
       await fetch(new URL(next, authorizationUrl));
     },
   });
-  console.log(`[${scenario}] login: ${result.outcome}, ${result.tools} tools`);
+  console.log(
+    `[${scenario}] login: ${result.outcome}, ${result.tools} tools${result.scope ? `, scope ${result.scope}` : ""}`,
+  );
 }
+
+// A client_credentials client signs in by itself.
+if (scenario.startsWith("auth/") && !clientCredentials) await signIn();
 
 const session = await createToolbelt({
   root,
@@ -74,12 +115,20 @@ try {
     .tools.map((t) => t.name)
     .filter((n) => n.startsWith(prefix))) {
     const tool = name.slice(prefix.length);
-    const result = await session.call(name, ARGS[tool] ?? {});
+    let result = await session.call(name, ARGS[tool] ?? {});
     console.log(`[${scenario}] ${tool}: ${JSON.stringify(result).slice(0, 500)}`);
+    // Refused for want of scope (step-up): the error names `toolbelt mcp login` and the scopes; do
+    // what the user would — sign in again, approving them — and call once more in the same session.
+    if (result.kind === "error" && result.scope && scenario.startsWith("auth/")) {
+      await signIn();
+      result = await session.call(name, ARGS[tool] ?? {});
+      console.log(`[${scenario}] ${tool} after the step-up: ${JSON.stringify(result).slice(0, 500)}`);
+    }
     if (result.kind === "error") failed = true;
   }
 } finally {
   await session.close();
   rmSync(root, { recursive: true, force: true });
+  rmSync(secrets, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

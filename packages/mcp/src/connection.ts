@@ -72,6 +72,12 @@ export type ConnectionHooks = {
 /** What a failed start says, with the login command when the server asked for a sign-in. */
 function signInHint(spec: ServerSpec, error: Error): string {
   if (spec.transport === "stdio") return error.message;
+  if (spec.oauth?.grant === "client_credentials")
+    // The SDK's OAuth errors are named after the OAuth error code (InvalidClientError, ...).
+    return /^(InvalidClient|UnauthorizedClient|InvalidGrant|UnauthorizedError)/.test(error.name) ||
+      /\b40[13]\b/.test(error.message)
+      ? `its authorization server refused toolbelt's client credentials (${error.message}): check oauth.client_id and the secret or key`
+      : error.message;
   const status = (error as { code?: unknown }).code;
   if (error.name === "UnauthorizedError" || status === 401 || /\b401\b|invalid_token/.test(error.message))
     return `it asks for a sign-in (${error.message}): run \`toolbelt mcp login ${spec.name}\``;
@@ -95,6 +101,8 @@ export class McpConnection {
   #stderr = "";
   #closing = false;
   #relistTimer: NodeJS.Timeout | undefined;
+  /** A signed-in HTTP server's pending step-up, as the error a refused call reports. */
+  #stepUp: (() => ToolbeltError | undefined) | undefined;
   readonly #hooks: ConnectionHooks;
   /** Elicitations being answered now, and when the server last showed life (progress, an answer). */
   #asking = 0;
@@ -138,8 +146,19 @@ export class McpConnection {
     // Signed in with `toolbelt mcp login`: the stored tokens go with every request, refreshed and
     // stepped up by the SDK. Not signed in: no provider, so a server that asks for OAuth fails with a
     // message naming the login command instead of registering a client at every session start.
-    const { readSignIn, StoredOAuthProvider } = await import("./oauth.js");
-    const auth = readSignIn(spec.url)?.tokens ? { authProvider: new StoredOAuthProvider(spec) } : {};
+    // A call refused for want of scope (403 insufficient_scope) is remembered as the sign-in's
+    // step-up: nobody can approve a wider grant mid-session, so the call fails naming the login that can.
+    // A client_credentials server needs no sign-in: toolbelt gets its own token, unattended.
+    const { clientCredentialsProvider, readSignIn, StoredOAuthProvider, stepUpNeeded, stepUpRecordingFetch } =
+      await import("./oauth.js");
+    const credentials = spec.oauth?.grant === "client_credentials" ? spec.oauth : undefined;
+    const signedIn = !credentials && readSignIn(spec.url)?.tokens !== undefined;
+    if (signedIn) this.#stepUp = () => stepUpNeeded(spec);
+    const auth = credentials
+      ? { authProvider: await clientCredentialsProvider({ ...credentials, grant: "client_credentials" }) }
+      : signedIn
+        ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }
+        : {};
     if (spec.transport === "sse") {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
       return new SSEClientTransport(new URL(spec.url), { requestInit, ...auth });
@@ -337,6 +356,17 @@ export class McpConnection {
           details,
         },
       );
+    // Refused for want of scope (the SDK's refresh cannot widen it, and no one here can approve it).
+    const refused =
+      ToolbeltError.isInstance(error) ||
+      (error as { code?: unknown } | undefined)?.code === 403 ||
+      (error as Error | undefined)?.name === "UnauthorizedError";
+    const stepUp = refused ? this.#stepUp?.() : undefined;
+    if (stepUp)
+      return new ToolbeltError(stepUp.code, stepUp.message, {
+        cause: error,
+        details: { ...details, ...stepUp.details },
+      });
     if (this.state === "crashed" || this.state === "closed") {
       const down = this.unavailable();
       return new ToolbeltError("EUNAVAILABLE", down.message, {

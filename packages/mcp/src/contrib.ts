@@ -18,12 +18,22 @@ import { readMcpJsonText } from "./server-config.js";
 // without importing the MCP SDK.
 
 /**
- * A client of the server's authorization server that is not registered dynamically: pre-registered
- * (`client_id`, `client_secret`) or a client ID metadata document (`client_metadata_url`). Read from
- * `mcpServers` in config only (the user's config, --config, a trusted project's configs/app.json),
- * never from `.mcp.json`.
+ * How toolbelt authenticates to the server's authorization server when it is not registered
+ * dynamically. `grant: "authorization_code"` (the default, a person signs in with `toolbelt mcp
+ * login`): a pre-registered client (`client_id`, `client_secret`) or a client ID metadata document
+ * (`client_metadata_url`). `grant: "client_credentials"` (machine to machine, nobody signs in): the
+ * client's own credentials, a secret (client_secret_basic/post) or a private key (private_key_jwt),
+ * sent only to `issuer`. Secrets come from the environment (`${VAR}`) or a file, never the config
+ * text itself in a shared file. Read from `mcpServers` in config only (the user's config, --config, a
+ * trusted project's configs/app.json), never from `.mcp.json`.
  */
 const oauthSchema = z.strictObject({
+  grant: z
+    .enum(["authorization_code", "client_credentials"])
+    .optional()
+    .describe(
+      "authorization_code (default: a person signs in with `toolbelt mcp login`) or client_credentials (machine to machine, unattended)",
+    ),
   client_id: z
     .string()
     .min(1)
@@ -33,7 +43,38 @@ const oauthSchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe("that client's secret (keep it in your user config, never in a project)"),
+    .describe(
+      "that client's secret, best a reference to an environment variable (never the secret itself in a shared file)",
+    ),
+  client_secret_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "an absolute path (environment variable references expanded) of a file holding the client secret, instead of client_secret",
+    ),
+  private_key: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "client_credentials with private_key_jwt: the client's PEM private key, as a reference to an environment variable",
+    ),
+  private_key_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "an absolute path (environment variable references expanded) of the PEM private key file, instead of private_key",
+    ),
+  issuer: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "client_credentials: the authorization server's issuer URL; the credentials are sent to no other, whatever the MCP server's metadata names",
+    ),
+  scope: z.string().min(1).optional().describe("client_credentials: the scope to ask for (space-separated)"),
   client_metadata_url: z
     .string()
     .url()

@@ -261,7 +261,11 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
       checks.push({
         name: `auth ${spec.name}`,
         status: "ok",
-        detail: `${signInState(spec.url)} (${spec.url})`,
+        detail: `${
+          spec.oauth?.grant === "client_credentials"
+            ? `client credentials (client ${spec.oauth.client_id}, ${spec.oauth.private_key ? "private_key_jwt" : "client secret"}, issuer ${spec.oauth.issuer}); no sign-in`
+            : signInState(spec.url)
+        } (${spec.url})`,
       });
   if (checks.length === 0)
     checks.push({ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" });

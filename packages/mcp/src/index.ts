@@ -28,6 +28,7 @@ export {
   type HttpServerSpec,
   hasMcpServers,
   MCP_JSON,
+  type ResolvedOAuth,
   readServerSpecs,
   type ServerProblem,
   type ServerSpec,

@@ -2,15 +2,19 @@ import { createHash, randomBytes } from "node:crypto";
 import { promises as fs, readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+} from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolbeltError } from "@toolbelt/core";
 import { userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
-import type { HttpServerSpec } from "./server-config.js";
+import type { HttpServerSpec, ResolvedOAuth } from "./server-config.js";
 
 // OAuth 2.1 for a project's HTTP MCP servers. The MCP SDK does the protocol (protected-resource and
 // authorization-server metadata discovery, dynamic client registration, PKCE S256, the `resource`
@@ -39,6 +43,28 @@ export interface StoredSignIn {
   tokens?: OAuthTokens;
   /** When the tokens were saved (ms since the epoch), to tell their expiry from `expires_in`. */
   saved_at?: number;
+  /**
+   * The scopes a call was refused for (403 `insufficient_scope`) joined with those already granted:
+   * what the next `toolbelt mcp login` asks for (step-up). Dropped once a sign-in grants them.
+   */
+  step_up_scope?: string;
+}
+
+// RFC 6749 §3.3: a scope token is printable ASCII without space, `"` or `\`. A server's challenge
+// naming anything else (a newline, an escape sequence) is not repeated into a message or a request.
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** The scope tokens of a space-separated scope string, in order, without repeats or invalid ones. */
+export function scopeTokens(scope: string | undefined): string[] {
+  return [...new Set((scope ?? "").split(" ").filter((t) => SCOPE_TOKEN.test(t)))];
+}
+
+/** The scopes a step-up still has to ask for, or undefined when the tokens already grant them. */
+export function pendingStepUp(stored: StoredSignIn | undefined): string | undefined {
+  const wanted = scopeTokens(stored?.step_up_scope);
+  if (wanted.length === 0) return undefined;
+  const granted = new Set(scopeTokens(stored?.tokens?.scope));
+  return wanted.every((t) => granted.has(t)) ? undefined : wanted.join(" ");
 }
 
 export function readSignIn(url: string, env: NodeJS.ProcessEnv = process.env): StoredSignIn | undefined {
@@ -95,15 +121,52 @@ export function signInState(url: string, env: NodeJS.ProcessEnv = process.env): 
     : `sign-in expired at ${when}${scope}${refresh}`;
 }
 
-/** The error of a server that wants a sign-in toolbelt cannot do by itself in a session. */
-export function needsLogin(server: string, why: string): ToolbeltError {
+/**
+ * The error of a server that wants a sign-in toolbelt cannot do by itself in a session; `scope`
+ * (a step-up) is what the sign-in must grant, named so the user knows what they approve.
+ */
+export function needsLogin(server: string, why: string, scope?: string): ToolbeltError {
+  const grant = scope ? ` (to grant scope "${scope}")` : "";
   return new ToolbeltError(
     "EUNAVAILABLE",
-    `MCP server "${server}" ${why}: run \`toolbelt mcp login ${server}\``,
+    `MCP server "${server}" ${why}: run \`toolbelt mcp login ${server}\`${grant}`,
     {
-      details: { server },
+      details: { server, ...(scope ? { scope } : {}) },
     },
   );
+}
+
+/** The error of a call refused for want of scopes, when a step-up is pending for the server. */
+export function stepUpNeeded(
+  spec: HttpServerSpec,
+  env: NodeJS.ProcessEnv = process.env,
+): ToolbeltError | undefined {
+  const scope = pendingStepUp(readSignIn(spec.url, env));
+  return scope ? needsLogin(spec.name, "needs more permission for this call", scope) : undefined;
+}
+
+/**
+ * A fetch for a server's transport that remembers a 403 `insufficient_scope` challenge of the
+ * server's own endpoint (never another URL's): the scopes it names, joined with those granted, are
+ * kept as the sign-in's step-up for `toolbelt mcp login`. The response goes on to the SDK unchanged.
+ */
+export function stepUpRecordingFetch(spec: HttpServerSpec, env: NodeJS.ProcessEnv = process.env): FetchLike {
+  const endpoint = new URL(spec.url).href;
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.status !== 403 || new URL(String(input)).href !== endpoint) return response;
+    const { error, scope } = extractWWWAuthenticateParams(response);
+    const challenged = scopeTokens(scope);
+    if (error !== "insufficient_scope" || challenged.length === 0) return response;
+    const stored = readSignIn(spec.url, env);
+    // Only a sign-in's own tokens are stepped up: no file is made for a server never signed in to.
+    if (!stored?.tokens) return response;
+    const union = scopeTokens(
+      [stored.tokens.scope, stored.step_up_scope, ...challenged].filter(Boolean).join(" "),
+    ).join(" ");
+    await writeSignIn({ ...stored, step_up_scope: union }, env);
+    return response;
+  };
 }
 
 export interface SignInOptions {
@@ -116,17 +179,25 @@ export interface SignInOptions {
   redirectUrl?: string;
   /** Checked against the `state` the redirect brings back. */
   state?: string;
+  /**
+   * A step-up: the stored tokens are not offered (so the SDK asks for a new authorization instead of
+   * refreshing, which can never widen the scope) until this sign-in saves its own.
+   */
+  reauthorize?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
 /** The SDK's client-side OAuth hooks, backed by the stored sign-in of one server URL. */
 export class StoredOAuthProvider implements OAuthClientProvider {
   #verifier: string | undefined;
+  #hideTokens: boolean;
 
   constructor(
     readonly spec: HttpServerSpec,
     readonly options: SignInOptions = {},
-  ) {}
+  ) {
+    this.#hideTokens = options.reauthorize === true;
+  }
 
   /** A client ID metadata document's URL, used as client_id where the server supports it (SEP-991). */
   get clientMetadataUrl(): string | undefined {
@@ -182,16 +253,30 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   tokens(): OAuthTokens | undefined {
-    return this.#stored()?.tokens;
+    return this.#hideTokens ? undefined : this.#stored()?.tokens;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.#update((s) => ({ ...s, tokens, saved_at: Date.now() }));
+    const stepUp = this.#hideTokens;
+    this.#hideTokens = false;
+    await this.#update((s) => {
+      const { step_up_scope, ...rest } = s;
+      const next: StoredSignIn = { ...rest, tokens, saved_at: Date.now() };
+      // A step-up's authorization asked for these scopes: what the server granted answers it (a
+      // refusal shows at the next call). A refresh cannot widen the scope, so it keeps the step-up.
+      if (!stepUp && step_up_scope && pendingStepUp({ ...next, step_up_scope }))
+        next.step_up_scope = step_up_scope;
+      return next;
+    });
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (!this.options.authorize)
-      throw needsLogin(this.spec.name, "needs you to sign in again (its authorization server asks for it)");
+    if (!this.options.authorize) {
+      const scope = pendingStepUp(this.#stored());
+      throw scope
+        ? needsLogin(this.spec.name, "needs more permission for this call", scope)
+        : needsLogin(this.spec.name, "needs you to sign in again (its authorization server asks for it)");
+    }
     await this.options.authorize(url);
   }
 
@@ -216,6 +301,36 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return rest;
     });
   }
+}
+
+/**
+ * The SDK's client_credentials providers (machine to machine): a secret (client_secret_basic, or
+ * _post where the server takes only that) or a signed client assertion (private_key_jwt). Nobody
+ * signs in and nothing is stored: the token lives in memory for the session and is fetched again when
+ * the server refuses it. The credentials go only to the configured `issuer`: an MCP server whose
+ * metadata names another authorization server gets an error, never them.
+ */
+export async function clientCredentialsProvider(
+  oauth: ResolvedOAuth & { grant: "client_credentials" },
+): Promise<OAuthClientProvider> {
+  const { ClientCredentialsProvider, PrivateKeyJwtProvider } = await import(
+    "@modelcontextprotocol/sdk/client/auth-extensions.js"
+  );
+  if (!oauth.client_id || !oauth.issuer) throw new Error("client_credentials needs client_id and issuer");
+  const common = {
+    clientId: oauth.client_id,
+    clientName: "toolbelt",
+    expectedIssuer: oauth.issuer,
+    ...(oauth.scope ? { scope: oauth.scope } : {}),
+  };
+  if (oauth.private_key)
+    return new PrivateKeyJwtProvider({
+      ...common,
+      privateKey: oauth.private_key.pem,
+      algorithm: oauth.private_key.algorithm,
+    });
+  if (!oauth.client_secret) throw new Error("client_credentials needs a client secret or a private key");
+  return new ClientCredentialsProvider({ ...common, clientSecret: oauth.client_secret });
 }
 
 /** A loopback HTTP listener for the redirect of one sign-in. */

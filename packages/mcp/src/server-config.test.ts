@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -48,6 +49,51 @@ describe("readServerSpecs", () => {
         },
       }),
     ).toThrow(/https/);
+  });
+
+  it("client_credentials: reads the secret or key from a file, checks the grant's keys, and never quotes a secret in a problem", () => {
+    const dir = root();
+    const secretFile = path.join(dir, "secret");
+    writeFileSync(secretFile, "file-s3cret\n");
+    const keyFile = path.join(dir, "key.pem");
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    writeFileSync(keyFile, privateKey.export({ type: "pkcs1", format: "pem" }));
+    const badKey = path.join(dir, "bad.pem");
+    writeFileSync(badKey, "-----BEGIN PRIVATE KEY-----\nbad-key-material\n-----END PRIVATE KEY-----\n");
+    const cc = { grant: "client_credentials", client_id: "ci", issuer: "https://auth.example/" };
+    const spec = (oauth: Record<string, string>) => {
+      const { servers, problems } = readServerSpecs(
+        dir,
+        parse({ mcpServers: { s: { url: "https://a.example/mcp", oauth } } }),
+        TRUSTED,
+      );
+      return servers[0] ?? problems[0];
+    };
+    expect(spec({ ...cc, client_secret_file: secretFile })).toMatchObject({
+      oauth: { grant: "client_credentials", client_secret: "file-s3cret", issuer: "https://auth.example/" },
+    });
+    // A PKCS#1 RSA key is taken, turned into PKCS#8, and signs with RS256.
+    const keyed = spec({ ...cc, private_key_file: keyFile }) as {
+      oauth?: { private_key?: { pem: string; algorithm: string } };
+    };
+    expect(keyed.oauth?.private_key?.algorithm).toBe("RS256");
+    expect(keyed.oauth?.private_key?.pem).toContain("BEGIN PRIVATE KEY");
+    const problem = (oauth: Record<string, string>) => (spec(oauth) as { error?: string }).error ?? "";
+    expect(problem({ ...cc, private_key_file: badKey })).toContain(
+      "oauth.private_key_file: not a PEM private key",
+    );
+    expect(problem({ ...cc, private_key_file: badKey })).not.toContain("bad-key-material");
+    expect(problem({ ...cc, client_secret_file: "relative/secret" })).toContain("is not an absolute path");
+    expect(problem({ ...cc, client_secret_file: path.join(dir, "missing") })).toContain("(ENOENT)");
+    expect(problem({ ...cc, client_secret: "x", client_secret_file: secretFile })).toContain("not both");
+    expect(problem({ ...cc })).toContain("needs a client_secret");
+    expect(problem({ ...cc, client_secret: "x", private_key_file: keyFile })).toContain("one of them");
+    expect(problem({ grant: "client_credentials", client_id: "ci", client_secret: "x" })).toContain(
+      "oauth.issuer: required",
+    );
+    expect(problem({ client_id: "ci", private_key_file: keyFile })).toContain(
+      'only for grant "client_credentials"',
+    );
   });
 
   it("reads stdio and http servers from .mcp.json, ignoring keys other agents add", () => {

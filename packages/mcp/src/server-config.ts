@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { ToolbeltConfig } from "@toolbelt/core";
@@ -29,11 +30,136 @@ export type HttpServerSpec = {
   url: string;
   headers: Record<string, string>;
   /** A client that is not registered dynamically (config only, never .mcp.json). */
-  oauth?: OAuthSettings;
+  oauth?: ResolvedOAuth;
   source: string;
 };
 
+/**
+ * A server's `oauth` settings with the secrets read (from the environment or their files) and the
+ * private key checked. Held in memory only: never logged, never in events, results or messages.
+ */
+export type ResolvedOAuth = {
+  grant: "authorization_code" | "client_credentials";
+  client_id?: string;
+  client_secret?: string;
+  client_metadata_url?: string;
+  /** client_credentials: the only authorization server the credentials are sent to. */
+  issuer?: string;
+  scope?: string;
+  /** client_credentials with private_key_jwt: PKCS#8 PEM and the JWS algorithm its type implies. */
+  private_key?: { pem: string; algorithm: string };
+};
+
 export type ServerSpec = StdioServerSpec | HttpServerSpec;
+
+/** A secret or key file is small: anything larger is not one. */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
+
+/** The JWS algorithm of a private key, by its type (RFC 7518); the key's text is never quoted. */
+function keyAlgorithm(pem: string, key: string): { pem: string; algorithm: string } {
+  let parsed: ReturnType<typeof createPrivateKey>;
+  try {
+    parsed = createPrivateKey({ key: pem, format: "pem" });
+  } catch {
+    throw new Error(`${key}: not a PEM private key`);
+  }
+  const curve = parsed.asymmetricKeyDetails?.namedCurve;
+  const algorithm =
+    parsed.asymmetricKeyType === "rsa"
+      ? "RS256"
+      : parsed.asymmetricKeyType === "rsa-pss"
+        ? "PS256"
+        : parsed.asymmetricKeyType === "ed25519"
+          ? "EdDSA"
+          : parsed.asymmetricKeyType === "ec"
+            ? ({ prime256v1: "ES256", secp384r1: "ES384", secp521r1: "ES512" } as Record<string, string>)[
+                curve ?? ""
+              ]
+            : undefined;
+  if (!algorithm)
+    throw new Error(
+      `${key}: a ${parsed.asymmetricKeyType}${curve ? ` ${curve}` : ""} key cannot sign a client assertion (use RSA, EC P-256/384/521 or Ed25519)`,
+    );
+  // PKCS#1 and SEC1 keys are accepted too: the signer takes PKCS#8.
+  return { pem: parsed.export({ type: "pkcs8", format: "pem" }).toString(), algorithm };
+}
+
+/** Reads a secret file named by the config: absolute, regular, small; its text without the final newline. */
+function readSecretFile(file: string, key: string): string {
+  if (!path.isAbsolute(file)) throw new Error(`${key}: ${JSON.stringify(file)} is not an absolute path`);
+  let read: BoundedFile;
+  try {
+    read = readRegularFile(file, { maxBytes: MAX_SECRET_FILE_BYTES });
+  } catch (error) {
+    // The code only: an error's text is not repeated where it might carry part of a file.
+    const code = (error as { code?: unknown }).code;
+    throw new Error(`${key}: cannot read ${file}${typeof code === "string" ? ` (${code})` : ""}`);
+  }
+  if (read.truncated) throw new Error(`${key}: ${file} is larger than ${MAX_SECRET_FILE_BYTES} bytes`);
+  const text = read.bytes.toString("utf8").replace(/\r?\n$/, "");
+  if (!text) throw new Error(`${key}: ${file} is empty`);
+  return text;
+}
+
+/** Resolves a config entry's `oauth`: secrets read, the grant's required keys checked. */
+function resolveOAuth(oauth: OAuthSettings, expand: (key: string, value: string) => string): ResolvedOAuth {
+  const grant = oauth.grant ?? "authorization_code";
+  const only = (key: keyof OAuthSettings, other: keyof OAuthSettings) => {
+    if (oauth[key] !== undefined && oauth[other] !== undefined)
+      throw new Error(`oauth: give ${key} or ${other}, not both`);
+  };
+  only("client_secret", "client_secret_file");
+  only("private_key", "private_key_file");
+  const secret =
+    oauth.client_secret !== undefined
+      ? expand("oauth.client_secret", oauth.client_secret)
+      : oauth.client_secret_file !== undefined
+        ? readSecretFile(
+            expand("oauth.client_secret_file", oauth.client_secret_file),
+            "oauth.client_secret_file",
+          )
+        : undefined;
+  const pem =
+    oauth.private_key !== undefined
+      ? expand("oauth.private_key", oauth.private_key)
+      : oauth.private_key_file !== undefined
+        ? readSecretFile(expand("oauth.private_key_file", oauth.private_key_file), "oauth.private_key_file")
+        : undefined;
+  const common = {
+    ...(oauth.client_id ? { client_id: oauth.client_id } : {}),
+    ...(secret !== undefined ? { client_secret: secret } : {}),
+  };
+  if (grant === "authorization_code") {
+    for (const key of ["private_key", "private_key_file", "issuer", "scope"] as const)
+      if (oauth[key] !== undefined) throw new Error(`oauth.${key}: only for grant "client_credentials"`);
+    return {
+      grant,
+      ...common,
+      ...(oauth.client_metadata_url ? { client_metadata_url: oauth.client_metadata_url } : {}),
+    };
+  }
+  if (!oauth.client_id) throw new Error('oauth.client_id: required for grant "client_credentials"');
+  // Without it the MCP server's metadata would choose who receives the credentials.
+  if (!oauth.issuer)
+    throw new Error(
+      'oauth.issuer: required for grant "client_credentials" (the authorization server the credentials may be sent to)',
+    );
+  if (oauth.client_metadata_url)
+    throw new Error('oauth.client_metadata_url: not for grant "client_credentials"');
+  if ((secret === undefined) === (pem === undefined))
+    throw new Error(
+      'oauth: grant "client_credentials" needs a client_secret (or client_secret_file) or a private_key (or private_key_file), one of them',
+    );
+  return {
+    grant,
+    ...common,
+    issuer: oauth.issuer,
+    ...(oauth.scope ? { scope: oauth.scope } : {}),
+    ...(pem !== undefined
+      ? { private_key: keyAlgorithm(pem, oauth.private_key ? "oauth.private_key" : "oauth.private_key_file") }
+      : {}),
+  };
+}
 
 /**
  * A configured server that is not started: invalid as written, or (`skipped`) named by a file of a
@@ -161,16 +287,7 @@ function toSpec(
       transport: entry.type === "sse" ? "sse" : "http",
       url,
       headers: expandRecord("headers", entry.headers),
-      ...(oauth
-        ? {
-            oauth: {
-              ...oauth,
-              ...(oauth.client_secret
-                ? { client_secret: expand("oauth.client_secret", oauth.client_secret) }
-                : {}),
-            },
-          }
-        : {}),
+      ...(oauth ? { oauth: resolveOAuth(oauth, expand) } : {}),
       source,
     };
   }

@@ -2,7 +2,8 @@
 // authorization-server router, dynamic registration, PKCE), signed in to with the built CLI's
 // `toolbelt mcp login` — the test plays the browser — used by `exec`, shown by `doctor`, refreshed
 // when the access token has expired, and forgotten by `toolbelt mcp logout`.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "../../toolbelt/test/cli-harness.js";
@@ -26,7 +27,7 @@ describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, (
 
     const signed = await login(root, userDir);
     expect(signed.code, signed.stderr).toBe(0);
-    expect(signed.stderr).toContain('signed in to MCP server "remote" (1 tools)');
+    expect(signed.stderr).toContain('signed in to MCP server "remote" (2 tools)');
     // The authorization request named this server as the resource (RFC 8707).
     expect(readFileSync(log, "utf8")).toContain(`grant authorization_code resource=${url}`);
 
@@ -93,6 +94,44 @@ describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, (
     expect(now).not.toBe(first);
   });
 
+  it("a call refused for want of scope (403 insufficient_scope) names the login and the scopes; login steps up to the union; the call then works", async () => {
+    const { url, log } = await startServer();
+    const root = project(url);
+    const userDir = tempDir("tb-oauth-user-");
+    expect((await login(root, userDir)).code).toBe(0);
+    const publish = `${JSON.stringify({ id: "p", tool: "mcp__remote__publish", input: {} })}\n`;
+    const answer = (run: { stdout: string }) =>
+      run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id?: string; result?: unknown; error?: { message: string } })
+        .find((l) => l.id === "p");
+
+    // Headless: nobody can approve a wider grant, so the call fails saying what would.
+    const refused = await cli(["exec", "--root", root, "--allow", "mcp"], userDir, publish);
+    const message = JSON.stringify(answer(refused));
+    expect(message).toContain("run `toolbelt mcp login remote`");
+    // The scopes already granted joined with the one the server named (it named only tools:publish).
+    expect(message).toContain('scope \\"tools tools:publish\\"');
+    expect(message).not.toContain("published");
+
+    const stepped = await login(root, userDir);
+    expect(stepped.code, stepped.stderr).toBe(0);
+    expect(stepped.stderr).toContain(
+      'signed in again (step-up) to MCP server "remote" for scope "tools tools:publish"',
+    );
+    // A second authorization, asking for both scopes (a refresh can never widen a grant).
+    expect(readFileSync(log, "utf8")).toContain(
+      `grant authorization_code resource=${url} scope=tools tools:publish`,
+    );
+
+    const ok = await cli(["exec", "--root", root, "--allow", "mcp"], userDir, publish);
+    expect(JSON.stringify(answer(ok))).toContain("published with scope tools tools:publish");
+    // Done: the next login has nothing to step up.
+    const again = await login(root, userDir);
+    expect(again.stderr).toContain('already signed in to MCP server "remote"');
+  });
+
   it("login times out clearly when nobody comes back from the sign-in page", async () => {
     const { url } = await startServer();
     const root = project(url);
@@ -113,5 +152,94 @@ describe("OAuth sign-in to a project's HTTP MCP server", { timeout: 120_000 }, (
     const run = await cli(["mcp", "login", "remote", "--root", root, "--no-trust", "--no-browser"], userDir);
     expect(run.code).not.toBe(0);
     expect(run.stderr).not.toContain("/authorize");
+  });
+});
+
+/** A trusted project whose configs/app.json names the server with client_credentials settings. */
+function ccProject(url: string, oauth: Record<string, string>): string {
+  const root = tempDir("tb-oauth-cc-project-");
+  mkdirSync(path.join(root, "configs"));
+  writeFileSync(
+    path.join(root, "configs", "app.json"),
+    JSON.stringify({
+      agent: { tool_search: "off" },
+      mcpServers: { remote: { type: "http", url, oauth: { grant: "client_credentials", ...oauth } } },
+    }),
+  );
+  return root;
+}
+
+describe("client_credentials: an unattended pipeline reaches an OAuth MCP server", {
+  timeout: 120_000,
+}, () => {
+  const secret = `s3cret-${Date.now()}-do-not-print`;
+  const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
+
+  it("a client secret from the environment: no sign-in, nothing stored, the secret nowhere in the output", async () => {
+    const { url, log } = await startServer({ OAUTH_CC_CLIENT_ID: "ci-bot", OAUTH_CC_SECRET: secret });
+    const issuer = new URL("/", url).href;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
+    const root = ccProject(url, { client_id: "ci-bot", issuer, client_secret: "${TB_TEST_MCP_SECRET}" });
+    const userDir = tempDir("tb-oauth-cc-user-");
+    process.env.TB_TEST_MCP_SECRET = secret;
+    try {
+      const run = await cli(["exec", "--root", root, "--events", "--allow", "mcp"], userDir, call);
+      expect(run.stdout).toContain("hello, ci-bot");
+      expect(readFileSync(log, "utf8")).toContain(
+        `grant client_credentials auth=client_secret_post resource=${url}`,
+      );
+      const doctor = await cli(["doctor", "--root", root, "--format", "json"], userDir);
+      expect(doctor.stdout).toMatch(
+        /"name":\s*"auth remote"[^}]*client credentials \(client ci-bot, client secret/,
+      );
+      const loginRun = await cli(["mcp", "login", "remote", "--root", root, "--no-browser"], userDir);
+      expect(loginRun.code).not.toBe(0);
+      expect(loginRun.stderr).toContain("authenticates with client credentials");
+      for (const out of [run, doctor, loginRun]) expect(out.stdout + out.stderr).not.toContain(secret);
+      // Nothing kept: no sign-in file, nothing new in the project.
+      expect(existsSync(path.join(userDir, "mcp-oauth"))).toBe(false);
+      expect(readdirSync(root)).toEqual(["configs"]);
+    } finally {
+      delete process.env.TB_TEST_MCP_SECRET;
+    }
+  });
+
+  it("a private key from a file signs the client assertion (private_key_jwt)", async () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { url, log } = await startServer({
+      OAUTH_CC_CLIENT_ID: "ci-bot",
+      OAUTH_CC_PUBLIC_KEY: publicKey.export({ type: "spki", format: "pem" }).toString(),
+    });
+    const keyFile = path.join(tempDir("tb-oauth-cc-key-"), "key.pem");
+    // SEC1 ("EC PRIVATE KEY"), as openssl writes it: toolbelt takes it as well as PKCS#8.
+    writeFileSync(keyFile, privateKey.export({ type: "sec1", format: "pem" }), { mode: 0o600 });
+    const root = ccProject(url, {
+      client_id: "ci-bot",
+      issuer: new URL("/", url).href,
+      private_key_file: keyFile,
+    });
+    const run = await cli(["exec", "--root", root, "--allow", "mcp"], tempDir("tb-oauth-cc-user-"), call);
+    expect(run.stdout).toContain("hello, ci-bot");
+    expect(readFileSync(log, "utf8")).toContain("grant client_credentials auth=private_key_jwt");
+  });
+
+  it("a refused secret says so (not `mcp login`), without the secret; a missing issuer is a config problem", async () => {
+    const { url } = await startServer({ OAUTH_CC_CLIENT_ID: "ci-bot", OAUTH_CC_SECRET: "the-right-one" });
+    const userDir = tempDir("tb-oauth-cc-user-");
+    const secretFile = path.join(tempDir("tb-oauth-cc-key-"), "secret");
+    writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+    const wrong = ccProject(url, {
+      client_id: "ci-bot",
+      issuer: new URL("/", url).href,
+      client_secret_file: secretFile,
+    });
+    const refused = await cli(["exec", "--root", wrong], userDir, status);
+    expect(refused.stdout).toContain("refused toolbelt's client credentials");
+    expect(refused.stdout).not.toContain("mcp login");
+    expect(refused.stdout + refused.stderr).not.toContain(secret);
+
+    const noIssuer = ccProject(url, { client_id: "ci-bot", client_secret_file: secretFile });
+    const problem = await cli(["exec", "--root", noIssuer], userDir, status);
+    expect(problem.stdout).toContain('oauth.issuer: required for grant \\"client_credentials\\"');
   });
 });

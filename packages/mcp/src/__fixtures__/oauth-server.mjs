@@ -4,7 +4,13 @@
 // check. Prints {"url": "<mcp url>"} on stdout when listening.
 // OAUTH_EXPIRES_IN: seconds an access token lives (default 3600); OAUTH_LOG: a file each
 // token-endpoint grant and each /mcp bearer is appended to (as "grant <type>" / "bearer <token>").
-import { randomBytes } from "node:crypto";
+// The tool `publish` needs the scope `tools:publish`, which the metadata does not list (a step-up):
+// a call without it gets 403 insufficient_scope naming only that scope, as RFC 6750 says.
+// OAUTH_CC_CLIENT_ID with OAUTH_CC_SECRET and/or OAUTH_CC_PUBLIC_KEY (PEM, EC P-256): the token
+// endpoint also takes the client_credentials grant from that client, authenticated by its secret
+// (Basic or in the body) or by an ES256 client assertion (private_key_jwt); logged as
+// "grant client_credentials auth=<method>".
+import { createPublicKey, randomBytes, verify } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
@@ -55,7 +61,7 @@ const provider = {
     const grant = codes.get(code);
     if (!grant || grant.client !== client.client_id) throw new Error("unknown code");
     codes.delete(code);
-    log(`grant authorization_code resource=${grant.resource}`);
+    log(`grant authorization_code resource=${grant.resource} scope=${grant.scopes.join(" ")}`);
     return this.issue(client.client_id, grant.scopes, grant.resource);
   },
   async exchangeRefreshToken(client, rt) {
@@ -77,15 +83,55 @@ const app = express();
 const server = app.listen(0, "127.0.0.1", () => {
   const base = new URL(`http://127.0.0.1:${server.address().port}`);
   const mcpUrl = new URL("/mcp", base);
+  app.post("/token", express.urlencoded({ extended: false }), (req, res, next) => {
+    if (req.body?.grant_type !== "client_credentials") return next();
+    const id = process.env.OAUTH_CC_CLIENT_ID;
+    const deny = (why) => res.status(401).json({ error: "invalid_client", error_description: why });
+    let method;
+    const basic = req.headers.authorization?.startsWith("Basic ")
+      ? Buffer.from(req.headers.authorization.slice(6), "base64").toString().split(":").map(decodeURIComponent)
+      : undefined;
+    if (basic || req.body.client_secret) {
+      const [client, secret] = basic ?? [req.body.client_id, req.body.client_secret];
+      if (!id || client !== id || secret !== process.env.OAUTH_CC_SECRET) return deny("wrong client secret");
+      method = basic ? "client_secret_basic" : "client_secret_post";
+    } else if (req.body.client_assertion) {
+      const [head, body, signature] = String(req.body.client_assertion).split(".");
+      const key = process.env.OAUTH_CC_PUBLIC_KEY && createPublicKey(process.env.OAUTH_CC_PUBLIC_KEY);
+      const ok =
+        key &&
+        verify("sha256", Buffer.from(`${head}.${body}`), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(signature ?? "", "base64url"));
+      const claims = ok ? JSON.parse(Buffer.from(body, "base64url").toString()) : {};
+      const audience = [base.href, base.href.replace(/\/$/, ""), new URL("/token", base).href];
+      if (!ok || claims.iss !== id || claims.sub !== id || ![claims.aud].flat().some((a) => audience.includes(a)) || claims.exp * 1000 < Date.now())
+        return deny("bad client assertion");
+      method = "private_key_jwt";
+    } else return deny("no client authentication");
+    log(`grant client_credentials auth=${method} resource=${req.body.resource}`);
+    res.json(provider.issue(id, req.body.scope ? req.body.scope.split(" ") : [], req.body.resource));
+  });
   app.use(mcpAuthRouter({ provider, issuerUrl: base, resourceServerUrl: mcpUrl, scopesSupported: ["tools"] }));
   app.use(express.json());
   app.post(
     "/mcp",
     requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }),
     async (req, res) => {
+      if (req.body?.method === "tools/call" && req.body.params?.name === "publish" && !req.auth.scopes.includes("tools:publish")) {
+        res
+          .status(403)
+          .set(
+            "WWW-Authenticate",
+            `Bearer error="insufficient_scope", scope="tools:publish", resource_metadata="${getOAuthProtectedResourceMetadataUrl(mcpUrl)}"`,
+          )
+          .json({ error: "insufficient_scope" });
+        return;
+      }
       const mcp = new McpServer({ name: "oauth-toy", version: "1.0.0" });
       mcp.registerTool("whoami", { description: "Says which client called.", annotations: { readOnlyHint: true } }, async (extra) => ({
         content: [{ type: "text", text: `hello, ${extra.authInfo?.clientId ?? "nobody"}` }],
+      }));
+      mcp.registerTool("publish", { description: "Needs the tools:publish scope." }, async (extra) => ({
+        content: [{ type: "text", text: `published with scope ${extra.authInfo?.scopes.join(" ")}` }],
       }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {

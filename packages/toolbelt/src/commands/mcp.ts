@@ -52,6 +52,12 @@ function openBrowser(url: string): Promise<boolean> {
   });
 }
 
+const LOGIN_VERB = {
+  signed_in: "signed in to",
+  stepped_up: "signed in again (step-up) to",
+  already_signed_in: "already signed in to",
+} as const;
+
 /** `toolbelt mcp login|logout SERVER`: the OAuth sign-in of an HTTP MCP server, kept in the user config folder. */
 export async function mcp(args: McpArgs): Promise<number> {
   if (!Number.isFinite(args.timeout) || args.timeout <= 0)
@@ -74,6 +80,10 @@ export async function mcp(args: McpArgs): Promise<number> {
   if (spec.transport === "stdio")
     throw new UsageError(
       `MCP server "${spec.name}" runs a command (stdio): only HTTP servers sign in with OAuth`,
+    );
+  if (spec.oauth?.grant === "client_credentials")
+    throw new UsageError(
+      `MCP server "${spec.name}" authenticates with client credentials (oauth.grant "client_credentials"): nobody signs in, toolbelt gets its token by itself`,
     );
   if (args.action === "logout") {
     const removed = await removeSignIn(spec.url);
@@ -98,7 +108,7 @@ export async function mcp(args: McpArgs): Promise<number> {
   process.stderr.write(
     result.outcome === "not_needed"
       ? `toolbelt: MCP server "${spec.name}" did not ask for a sign-in (${result.tools} tools)\n`
-      : `toolbelt: ${result.outcome === "signed_in" ? "signed in to" : "already signed in to"} MCP server "${spec.name}" (${result.tools} tools); tokens kept in ${where}\n`,
+      : `toolbelt: ${LOGIN_VERB[result.outcome]} MCP server "${spec.name}"${result.scope ? ` for scope "${result.scope}"` : ""} (${result.tools} tools); tokens kept in ${where}\n`,
   );
   return EXIT_OK;
 }
