@@ -2,7 +2,8 @@
 // RFC 9728 metadata, dynamic client registration, PKCE) over a small in-memory provider that
 // approves every authorization at once, and a streamable-HTTP MCP endpoint at /mcp behind a bearer
 // check. Prints {"url": "<mcp url>"} on stdout when listening.
-// OAUTH_EXPIRES_IN: seconds an access token lives (default 3600); OAUTH_LOG: a file each
+// OAUTH_EXPIRES_IN: seconds a signed-in access token lives (default 3600; a refreshed one lives an hour,
+// so a test of the refresh does not race a loaded machine's clock twice); OAUTH_LOG: a file each
 // token-endpoint grant and each /mcp bearer is appended to (as "grant <type>" / "bearer <token>").
 // The tool `publish` needs the scope `tools:publish`, which the metadata does not list (a step-up):
 // a call without it gets 403 insufficient_scope naming only that scope, as RFC 6750 says.
@@ -50,12 +51,12 @@ const provider = {
   async challengeForAuthorizationCode(_client, code) {
     return codes.get(code)?.challenge;
   },
-  issue(clientId, scopes, resource) {
+  issue(clientId, scopes, resource, life = expiresIn) {
     const at = token("at");
     const rt = token("rt");
-    access.set(at, { clientId, scopes, expiresAt: Math.floor(Date.now() / 1000) + expiresIn, resource });
+    access.set(at, { clientId, scopes, expiresAt: Math.floor(Date.now() / 1000) + life, resource });
     refresh.set(rt, { clientId, scopes, resource });
-    return { access_token: at, refresh_token: rt, token_type: "bearer", expires_in: expiresIn, scope: scopes.join(" ") };
+    return { access_token: at, refresh_token: rt, token_type: "bearer", expires_in: life, scope: scopes.join(" ") };
   },
   async exchangeAuthorizationCode(client, code) {
     const grant = codes.get(code);
@@ -69,7 +70,7 @@ const provider = {
     if (!grant || grant.clientId !== client.client_id) throw new Error("unknown refresh token");
     refresh.delete(rt);
     log("grant refresh_token");
-    return this.issue(client.client_id, grant.scopes, grant.resource);
+    return this.issue(client.client_id, grant.scopes, grant.resource, 3600);
   },
   async verifyAccessToken(at) {
     const grant = access.get(at);
