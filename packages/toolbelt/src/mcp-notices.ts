@@ -41,6 +41,11 @@ function line(text: string, max = MESSAGE_CHARS): string {
   return one.length > max ? `${one.slice(0, max)}…` : one;
 }
 
+/** `n thing(s)`, the number grouped by thousands. */
+function count(n: number, thing: string): string {
+  return `${n.toLocaleString("en-US")} ${thing}${n === 1 ? "" : "s"}`;
+}
+
 /**
  * Reads a session's events into log notices. It remembers which tool each pending approval is for,
  * so a denial names the tool (the `approval_resolved` event carries only the request id).
@@ -137,7 +142,8 @@ export class SessionNotices {
 
 /**
  * What a running call's progress says for an event, or undefined when the event is not that call's
- * progress: its command's output (the last line of each batch), or what it is waiting for.
+ * progress: its command's output (the last line of each batch), what its search found so far, or
+ * what it is waiting for.
  */
 export function progressOf(event: ToolbeltEvent, callId: string): string | undefined {
   switch (event.type) {
@@ -150,6 +156,9 @@ export function progressOf(event: ToolbeltEvent, callId: string): string | undef
         .at(-1);
       return last === undefined ? undefined : line(last, PROGRESS_CHARS);
     }
+    case "search_progress":
+      if (event.call_id !== callId) return undefined;
+      return `${count(event.matches, "matching line")} in ${count(event.files, "file")} so far`;
     case "approval_requested":
       return line(`waiting for approval: ${event.summary}`, PROGRESS_CHARS);
     case "question":

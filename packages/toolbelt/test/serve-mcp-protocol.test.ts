@@ -2,6 +2,7 @@
 // the built CLI: with the MCP SDK's Client where it can send the message, with raw JSON-RPC lines
 // where it cannot (a handshake sent without waiting, requests before it, malformed params).
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -35,6 +36,8 @@ afterAll(async () => {
 
 async function connect(
   options: {
+    /** Another root than the shared one. */
+    root?: string;
     args?: string[];
     capabilities?: ConstructorParameters<typeof Client>[1];
     before?: (client: Client) => void;
@@ -45,7 +48,7 @@ async function connect(
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, "serve", "--mcp", "--trust", "--root", root, ...(options.args ?? [])],
+      args: [BIN, "serve", "--mcp", "--trust", "--root", options.root ?? root, ...(options.args ?? [])],
       stderr: "pipe",
     }),
   );
@@ -279,6 +282,58 @@ describe("progress", () => {
       await client.close();
     }
   }, 60_000);
+
+  it.each(["ripgrep", "js"])(
+    "sends what a search found so far as progress, a line a person can read (%s)",
+    async (engine) => {
+      const tree = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolbelt-progress-")));
+      const FILES = 3000;
+      try {
+        await fs.mkdir(path.join(tree, "configs"));
+        await fs.writeFile(
+          path.join(tree, "configs/app.json"),
+          JSON.stringify({ tools: { search: { engine } } }),
+        );
+        for (let d = 0; d < 30; d++) {
+          await fs.mkdir(path.join(tree, `d${d}`));
+          for (let f = 0; f < FILES / 30; f++)
+            await fs.writeFile(path.join(tree, `d${d}`, `f${f}.txt`), "needle one\nhay\nneedle two\n");
+        }
+        const client = await connect({ root: tree });
+        try {
+          const seen: Progress[] = [];
+          const result = await client.request(
+            { method: "tools/call", params: { name: "search_files", arguments: { query: "needle" } } },
+            CallToolResultSchema,
+            { onprogress: (p) => seen.push(p) },
+          );
+          expect(result.isError).toBe(false);
+          expect(result.structuredContent).toMatchObject({ kind: "search_results", engine, capped: true });
+          expect(seen.length).toBeGreaterThan(0);
+          let files = 0;
+          for (const [i, p] of seen.entries()) {
+            if (i > 0) expect(p.progress).toBeGreaterThan((seen[i - 1] as Progress).progress);
+            const said = /^([\d,]+) matching lines? in ([\d,]+) files? so far$/.exec(p.message ?? "");
+            expect(said, p.message).not.toBeNull();
+            const [lines, inFiles] = [
+              Number(said?.[1]?.replaceAll(",", "")),
+              Number(said?.[2]?.replaceAll(",", "")),
+            ];
+            // Every file holds two matching lines; the totals only grow, and never past the tree.
+            expect(lines).toBe(2 * inFiles);
+            expect(inFiles).toBeGreaterThanOrEqual(files);
+            expect(inFiles).toBeLessThanOrEqual(FILES);
+            files = inFiles;
+          }
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await fs.rm(tree, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it("tells a call waiting for approval as progress", async () => {
     const seen: Progress[] = [];
