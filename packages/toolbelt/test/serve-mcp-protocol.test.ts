@@ -17,6 +17,8 @@ import {
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
+import { findTypescriptLanguageServer } from "../../lsp/src/servers.js";
 import { assertBuilt } from "./cli-harness.js";
 import { RawMcp, until } from "./mcp-raw.js";
 import { BIN, makeRoot } from "./serve-fixture.js";
@@ -333,6 +335,53 @@ describe("progress", () => {
       }
     },
     60_000,
+  );
+
+  it.skipIf(
+    lacks(
+      "typescript-language-server",
+      !findTypescriptLanguageServer() && "typescript-language-server is not installed",
+    ),
+  )(
+    "tells a call waiting for its language server to start as progress",
+    async () => {
+      const project = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolbelt-lsp-progress-")));
+      try {
+        await fs.writeFile(
+          path.join(project, "tsconfig.json"),
+          JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, include: ["src"] }),
+        );
+        await fs.mkdir(path.join(project, "src"));
+        await fs.writeFile(path.join(project, "src/main.ts"), "export const n: number = 1;\n");
+        const client = await connect({ root: project });
+        try {
+          const seen: Progress[] = [];
+          const result = await client.request(
+            { method: "tools/call", params: { name: "lsp_diagnostics", arguments: { path: "src/main.ts" } } },
+            CallToolResultSchema,
+            { onprogress: (p) => seen.push(p) },
+          );
+          expect(result.isError).toBe(false);
+          expect(seen.map((p) => p.message)).toEqual([
+            "starting language server typescript",
+            "language server typescript is ready",
+          ]);
+          // The server is running now: the next call waits for nothing, and says nothing.
+          const again: Progress[] = [];
+          await client.request(
+            { method: "tools/call", params: { name: "lsp_diagnostics", arguments: { path: "src/main.ts" } } },
+            CallToolResultSchema,
+            { onprogress: (p) => again.push(p) },
+          );
+          expect(again).toEqual([]);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await fs.rm(project, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 
   it("tells a call waiting for approval as progress", async () => {
