@@ -353,8 +353,16 @@ describe("progress", () => {
         );
         await fs.mkdir(path.join(project, "src"));
         await fs.writeFile(path.join(project, "src/main.ts"), "export const n: number = 1;\n");
-        const client = await connect({ root: project });
+        const logs: Log[] = [];
+        const client = await connect({
+          root: project,
+          before: (c) =>
+            c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+              logs.push(n.params);
+            }),
+        });
         try {
+          await client.setLoggingLevel("info");
           const seen: Progress[] = [];
           const result = await client.request(
             { method: "tools/call", params: { name: "lsp_diagnostics", arguments: { path: "src/main.ts" } } },
@@ -365,6 +373,13 @@ describe("progress", () => {
           expect(seen.map((p) => p.message)).toEqual([
             "starting language server typescript",
             "language server typescript is ready",
+          ]);
+          // The log says it too, once, at info.
+          const started = logs.filter((l) =>
+            /language server typescript/.test(String((l.data as { message?: unknown }).message)),
+          );
+          expect(started.map((l) => [l.level, (l.data as { message: string }).message])).toEqual([
+            ["info", "language server typescript is ready"],
           ]);
           // The server is running now: the next call waits for nothing, and says nothing.
           const again: Progress[] = [];
