@@ -522,3 +522,24 @@ describe("search_files progress", () => {
     },
   );
 });
+
+describe("search_files progress in a session that does not know the event", () => {
+  it.each(engines)("answers as before, without progress (%s)", async (engine) => {
+    const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-bare-")));
+    try {
+      await writeTree(dir, { "a.txt": "needle\n", "b.txt": "needle\nneedle\n" });
+      // The tool alone, without its family's contributions: search_progress is no event of this session.
+      const bare = definePlugin({ name: "bare", tools: [searchFilesTool] });
+      const s = await createSession({
+        root: dir,
+        plugins: [bare],
+        config: parseConfig({ tools: { search: { engine } } }, "config", [filesConfig]),
+      });
+      const out = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+      await s.close();
+      expect(out).toMatchObject({ kind: "search_results", files: 2, matches: 3 });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});

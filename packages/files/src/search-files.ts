@@ -147,7 +147,13 @@ export const searchFilesTool = defineTool({
     const admit = filter ? (rel: string) => filter([rel])[0] === true : undefined;
     // What the search found so far goes out as search_progress events while it runs, a few a second.
     const progress = new ProgressThrottle((found) => {
-      if (!ctx.session.closed) ctx.emit({ type: "search_progress", call_id: ctx.callId, ...found });
+      if (ctx.session.closed) return;
+      try {
+        ctx.emit({ type: "search_progress", call_id: ctx.callId, ...found });
+      } catch {
+        // Sent from ripgrep's output handler or a timer, where a throw would end the process: a
+        // session that does not know the event (the tool registered without its family) goes without.
+      }
     });
     const onProgress = progress.update.bind(progress);
     let result: EngineResult;

@@ -161,14 +161,19 @@ export class LspManager {
     const since = performance.now();
     const tell = (state: "starting" | "ready" | "failed", error?: unknown): void => {
       if (this.#host.closed) return;
-      this.#host.emit?.({
-        type: "lsp_server",
-        server,
-        root,
-        state,
-        ...(error !== undefined ? { error: (error as Error).message ?? String(error) } : {}),
-        ...(state !== "starting" ? { duration_ms: Math.round(performance.now() - since) } : {}),
-      });
+      try {
+        this.#host.emit?.({
+          type: "lsp_server",
+          server,
+          root,
+          state,
+          ...(error !== undefined ? { error: (error as Error).message ?? String(error) } : {}),
+          ...(state !== "starting" ? { duration_ms: Math.round(performance.now() - since) } : {}),
+        });
+      } catch {
+        // A host whose session does not know the event (a manager made over a bare session) still
+        // starts its servers: telling is never a reason to fail.
+      }
     };
     // Told in the call that asked for the server (its async context), so that call's client sees
     // the wait as progress.

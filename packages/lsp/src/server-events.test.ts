@@ -1,8 +1,9 @@
+import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSession, type EventOf, type Session } from "@toolbelt/core";
+import { createSession, definePlugin, type EventOf, type Session } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeProject } from "./__fixtures__/project.js";
-import { createLspFamily } from "./index.js";
+import { createLspFamily, LspManager, lspConfig } from "./index.js";
 
 // The lsp_server events a server's start sends, seen as an SDK user sees them (session.on), with a
 // real server process (the push fixture) and a command that cannot start.
@@ -17,20 +18,24 @@ afterEach(async () => {
   }
 });
 
+function fixtureConfig(command: string, args: string[]) {
+  return {
+    lsp: {
+      fixture: {
+        command,
+        args,
+        extensions: [".txt"],
+        env: { PUSH_FIXTURE_MODE: "staged", PUSH_FIXTURE_PLAIN: "1" },
+      },
+    },
+  };
+}
+
 async function start(command: string, args: string[]) {
   const { root, cleanup } = makeProject({ "notes.txt": "fine\n" });
   const session = await createSession({
     root,
-    config: {
-      lsp: {
-        fixture: {
-          command,
-          args,
-          extensions: [".txt"],
-          env: { PUSH_FIXTURE_MODE: "staged", PUSH_FIXTURE_PLAIN: "1" },
-        },
-      },
-    },
+    config: fixtureConfig(command, args),
     plugins: [createLspFamily()],
   });
   open.push({ session, cleanup });
@@ -65,5 +70,24 @@ describe("lsp_server events", () => {
     expect(states.map((s) => s.state)).toEqual(["starting", "failed"]);
     expect(states[1]?.error).toBeTruthy();
     expect(String((out as { message?: unknown }).message)).toContain(states[1]?.error ?? "?");
+  });
+
+  it("still starts a server for a manager over a session that does not know the event", async () => {
+    const { root, cleanup } = makeProject({ "notes.txt": "fine\n" });
+    // The lsp config section without the family's events: emitting lsp_server would be refused.
+    const configOnly = definePlugin({ name: "lsp-config", tools: [], contributes: { config: [lspConfig] } });
+    const session = await createSession({
+      root,
+      config: fixtureConfig(process.execPath, [PUSH_SERVER]),
+      plugins: [configOnly],
+    });
+    open.push({ session, cleanup });
+    const manager = new LspManager({}, session);
+    try {
+      const backend = await manager.backendFor(root, session.config, path.join(root, "notes.txt"));
+      expect(backend.label).toContain("fixture");
+    } finally {
+      await manager.closeAll();
+    }
   });
 });
