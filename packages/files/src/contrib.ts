@@ -2,12 +2,14 @@ import {
   type ConfigContribution,
   type ContributedKeys,
   defineConfigSection,
+  type EventFieldsOf,
   type SectionValues,
   trustRules,
   z,
 } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 
-// The files family's config key, light (zod and core types only) for config validation.
+// The files family's config key and events, light (zod and core types only) for config validation.
 
 const keys = {
   "tools.search.engine": {
@@ -25,8 +27,17 @@ export const filesConfig: ConfigContribution<typeof keys> = defineConfigSection(
   docs: "Which program search_files runs.",
 });
 
+export const filesEvents = defineBuiltinEvents("files", {
+  /**
+   * What a running search_files call found so far (`call_id` is the call's): files with matches and
+   * their matching lines, before the cap, a few times a second at most.
+   */
+  search_progress: { call_id: z.string(), files: z.number().int(), matches: z.number().int() },
+});
+
 export const contributions = {
   config: [filesConfig],
+  events: [filesEvents],
   toolKeys: [
     "files",
     "read_file",
@@ -40,4 +51,5 @@ export const contributions = {
 
 declare module "@toolbelt/core" {
   interface ContributedToolFields extends SectionValues<typeof keys> {}
+  interface EventMap extends EventFieldsOf<typeof filesEvents> {}
 }

@@ -43,7 +43,7 @@ export const family: Plugin = definePlugin({
   },
 });
 
-export { contributions, filesConfig } from "./contrib.js";
+export { contributions, filesConfig, filesEvents } from "./contrib.js";
 
 /**
  * Whether ripgrep runs confined (the session's wrapper: the shell family's Landlock), asked the way a

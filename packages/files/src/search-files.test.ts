@@ -478,3 +478,68 @@ describe("search_files when the search sandbox does not start", () => {
     expect(out.changed).toBeUndefined();
   });
 });
+
+describe("search_files progress", () => {
+  it.each(engines)(
+    "emits search_progress with the call's id and the allowed totals so far (%s)",
+    async (engine) => {
+      const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-progress-")));
+      try {
+        // Allowed files match twice, refused ones five times: a total that counted a refused file
+        // would break matches = 2 × files.
+        const tree: Tree = {};
+        for (let i = 0; i < 300; i++) {
+          tree[`src/f${i}.txt`] = "needle a\nhay\nneedle b\n";
+          tree[`other/g${i}.txt`] = "needle\n".repeat(5);
+        }
+        await writeTree(dir, tree);
+        const s = await createSession({
+          root: dir,
+          plugins: [family],
+          config: parseConfig({ tools: { search: { engine }, file: { allowlist: ["^src/"] } } }, "config", [
+            filesConfig,
+          ]),
+        });
+        const calls: string[] = [];
+        const seen: Array<{ call_id: string; files: number; matches: number }> = [];
+        s.on("tool_call", (e) => calls.push(e.call_id));
+        s.on("search_progress", (e) => seen.push(e));
+        const out = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+        await s.close();
+        expect(out.entries.every((e) => e.path.startsWith("src/"))).toBe(true);
+        expect(seen.length).toBeGreaterThan(0);
+        let before = { files: 0, matches: 0 };
+        for (const event of seen) {
+          expect(event.call_id).toBe(calls[0]);
+          expect(event.matches).toBe(2 * event.files);
+          expect(event.files).toBeGreaterThanOrEqual(before.files);
+          expect(event.files).toBeLessThanOrEqual(300);
+          before = event;
+        }
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+describe("search_files progress in a session that does not know the event", () => {
+  it.each(engines)("answers as before, without progress (%s)", async (engine) => {
+    const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "tb-search-bare-")));
+    try {
+      await writeTree(dir, { "a.txt": "needle\n", "b.txt": "needle\nneedle\n" });
+      // The tool alone, without its family's contributions: search_progress is no event of this session.
+      const bare = definePlugin({ name: "bare", tools: [searchFilesTool] });
+      const s = await createSession({
+        root: dir,
+        plugins: [bare],
+        config: parseConfig({ tools: { search: { engine } } }, "config", [filesConfig]),
+      });
+      const out = (await s.call("search_files", { query: "needle" })) as SearchResultsPayload;
+      await s.close();
+      expect(out).toMatchObject({ kind: "search_results", files: 2, matches: 3 });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});

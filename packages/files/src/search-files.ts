@@ -13,6 +13,7 @@ import {
 import { listingDecision } from "@toolbelt/core/internal";
 import { chooseEngine } from "./search/engine.js";
 import { searchWithJs } from "./search/js-search.js";
+import { ProgressThrottle } from "./search/progress-events.js";
 import { compileQuery } from "./search/regex.js";
 import { capResults, type EngineResult } from "./search/results.js";
 import {
@@ -144,56 +145,73 @@ export const searchFilesTool = defineTool({
     const maxChars = ctx.limits.fileSearchMaxBytes;
     // The allowlist is applied while collecting, so files it refuses never take a place in the cap.
     const admit = filter ? (rel: string) => filter([rel])[0] === true : undefined;
+    // What the search found so far goes out as search_progress events while it runs, a few a second.
+    const progress = new ProgressThrottle((found) => {
+      if (ctx.session.closed) return;
+      try {
+        ctx.emit({ type: "search_progress", call_id: ctx.callId, ...found });
+      } catch {
+        // Sent from ripgrep's output handler or a timer, where a throw would end the process: a
+        // session that does not know the event (the tool registered without its family) goes without.
+      }
+    });
+    const onProgress = progress.update.bind(progress);
     let result: EngineResult;
     // Whether every ripgrep run was confined by the session's wrapper (the shell family's Landlock);
     // if not, what the answer shows is read again and checked before it is shown.
     let verify = false;
-    if (choice.engine === "ripgrep") {
-      const rg = choice.rg.path;
-      const search = {
-        rg,
-        cwd: base,
-        target: within,
-        query: input.query,
-        ...(input.include ? { include: input.include } : {}),
-        maxMatches,
-        ...(admit ? { admit } : {}),
-        signal: ctx.signal,
-      };
-      const reads = ignoreFilesAbove(base);
-      const launch = (args: string[]): RipgrepCommand => {
-        const spec = ctx.session.wrapCommand(
-          { file: rg, args, cwd: base, env: process.env, reads },
-          "search",
-        );
-        if (spec.confined !== true) verify = true;
-        return spec;
-      };
-      // One slot of the process pool for the whole search: its ripgrep runs one after another.
-      const slot = await ctx.processSlot();
-      try {
-        result = await searchWithRipgrep({ ...search, launch });
-      } catch (error) {
-        if (!(error instanceof SearchSandboxError)) throw error;
-        // The sandbox would not start (a helper older than this code, Landlock refused after the
-        // probe): ripgrep runs unconfined, and what it shows is checked.
-        verify = true;
-        result = await searchWithRipgrep(search);
-      } finally {
-        slot.release();
+    try {
+      if (choice.engine === "ripgrep") {
+        const rg = choice.rg.path;
+        const search = {
+          rg,
+          cwd: base,
+          target: within,
+          query: input.query,
+          ...(input.include ? { include: input.include } : {}),
+          maxMatches,
+          ...(admit ? { admit } : {}),
+          signal: ctx.signal,
+          onProgress,
+        };
+        const reads = ignoreFilesAbove(base);
+        const launch = (args: string[]): RipgrepCommand => {
+          const spec = ctx.session.wrapCommand(
+            { file: rg, args, cwd: base, env: process.env, reads },
+            "search",
+          );
+          if (spec.confined !== true) verify = true;
+          return spec;
+        };
+        // One slot of the process pool for the whole search: its ripgrep runs one after another.
+        const slot = await ctx.processSlot();
+        try {
+          result = await searchWithRipgrep({ ...search, launch });
+        } catch (error) {
+          if (!(error instanceof SearchSandboxError)) throw error;
+          // The sandbox would not start (a helper older than this code, Landlock refused after the
+          // probe): ripgrep runs unconfined, and what it shows is checked.
+          verify = true;
+          result = await searchWithRipgrep(search);
+        } finally {
+          slot.release();
+        }
+      } else {
+        result = await searchWithJs({
+          root: base,
+          start: target.abs,
+          isFile: stat.isFile(),
+          fileRel: within,
+          query: compileQuery(input.query),
+          ...(input.include ? { include: input.include } : {}),
+          maxMatches,
+          ...(admit ? { admit } : {}),
+          signal: ctx.signal,
+          onProgress,
+        });
       }
-    } else {
-      result = await searchWithJs({
-        root: base,
-        start: target.abs,
-        isFile: stat.isFile(),
-        fileRel: within,
-        query: compileQuery(input.query),
-        ...(input.include ? { include: input.include } : {}),
-        maxMatches,
-        ...(admit ? { admit } : {}),
-        signal: ctx.signal,
-      });
+    } finally {
+      progress.stop();
     }
     const skipped = result.skipped ?? 0;
     const capped = capResults(result, maxMatches, maxChars);

@@ -2,13 +2,15 @@ import {
   type ConfigContribution,
   type ContributedKeys,
   defineConfigSection,
+  type EventFieldsOf,
   type SectionInputs,
   type SectionValues,
   trustRules,
   z,
 } from "@toolbelt/core";
+import { defineBuiltinEvents } from "@toolbelt/core/internal";
 
-// The lsp family's config keys, light (zod and core types only) so the CLI validates configs
+// The lsp family's config keys and events, light (zod and core types only) so the CLI validates configs
 // without importing the language-server client.
 
 export const EDIT_DIAGNOSTICS = ["off", "errors", "all"] as const;
@@ -76,8 +78,25 @@ export function editDiagnosticsSetting(config: Parameters<typeof lspConfig.read>
   };
 }
 
+export const lspEvents = defineBuiltinEvents("lsp", {
+  /**
+   * A language server (or the in-process ts-morph fallback) is starting for a root, has started, or
+   * could not start; sent in the call that needed it, so that call can show it as its progress.
+   */
+  lsp_server: {
+    server: z.string(),
+    root: z.string(),
+    state: z.enum(["starting", "ready", "failed"]),
+    /** Why it could not start (`failed` only). */
+    error: z.string().optional(),
+    /** How long the start took (`ready` and `failed`). */
+    duration_ms: z.number().nonnegative().optional(),
+  },
+});
+
 export const contributions = {
   config: [lspConfig],
+  events: [lspEvents],
   // `edit`: the tools.edit entry carries this family's `diagnostics` settings.
   toolKeys: [
     "edit",
@@ -101,4 +120,5 @@ declare module "@toolbelt/core" {
   interface ContributedConfig extends SectionValues<TopKeys> {}
   interface ContributedConfigInput extends SectionInputs<TopKeys> {}
   interface ContributedToolFields extends SectionValues<ToolFieldKeys> {}
+  interface EventMap extends EventFieldsOf<typeof lspEvents> {}
 }

@@ -105,4 +105,5 @@ export {
   type EditDiagnostics,
   type LspServerConfig,
   lspConfig,
+  lspEvents,
 } from "./contrib.js";

@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type {
   CommandSpec,
+  EventInput,
   LaunchPurpose,
   ProcessSlot,
   ProcessSlotOptions,
@@ -27,6 +28,10 @@ export interface LaunchHost {
   openFileSync?(abs: string): number;
   /** A slot of the session's process pool (Session.processSlot); without it nothing bounds the servers. */
   processSlot?(options: ProcessSlotOptions): Promise<ProcessSlot>;
+  /** The session's events (Session.emit): a server's start is told as `lsp_server` events. */
+  emit?(event: EventInput): unknown;
+  /** Set once the session closed: nothing is emitted then. */
+  readonly closed?: boolean;
 }
 
 /** A host for servers started outside a session: untrusted, nothing wraps the command. */
@@ -73,5 +78,9 @@ export function hostForRoot(host: LaunchHost, homeRoot: string | undefined, root
     ...(host.openFile ? { openFile: host.openFile.bind(host) } : {}),
     ...(host.openFileSync ? { openFileSync: host.openFileSync.bind(host) } : {}),
     ...(host.processSlot ? { processSlot: host.processSlot.bind(host) } : {}),
+    ...(host.emit ? { emit: host.emit.bind(host) } : {}),
+    get closed() {
+      return host.closed;
+    },
   };
 }

@@ -157,6 +157,27 @@ export class LspManager {
       return Promise.reject(new ToolbeltError("EUNAVAILABLE", `${failed} (not retried in this session)`));
     const running = this.#backends.get(choice.key);
     if (running) return running;
+    const server = choice.spec?.name ?? FALLBACK;
+    const since = performance.now();
+    const tell = (state: "starting" | "ready" | "failed", error?: unknown): void => {
+      if (this.#host.closed) return;
+      try {
+        this.#host.emit?.({
+          type: "lsp_server",
+          server,
+          root,
+          state,
+          ...(error !== undefined ? { error: (error as Error).message ?? String(error) } : {}),
+          ...(state !== "starting" ? { duration_ms: Math.round(performance.now() - since) } : {}),
+        });
+      } catch {
+        // A host whose session does not know the event (a manager made over a bare session) still
+        // starts its servers: telling is never a reason to fail.
+      }
+    };
+    // Told in the call that asked for the server (its async context), so that call's client sees
+    // the wait as progress.
+    tell("starting");
     const started = (async (): Promise<Backend> => {
       // ts-morph brings the TypeScript compiler, slow to load: only a session that falls back pays.
       if (choice.fallback || !choice.spec) {
@@ -168,6 +189,10 @@ export class LspManager {
       await client.start(this.options.startTimeoutMs);
       return client;
     })();
+    started.then(
+      () => tell("ready"),
+      (error: unknown) => tell("failed", error),
+    );
     this.#backends.set(choice.key, started);
     started.catch((error: unknown) => {
       this.#backends.delete(choice.key);

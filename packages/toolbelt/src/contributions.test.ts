@@ -203,6 +203,8 @@ describe("the built-in contributions", () => {
         "question",
         "question_answered",
         "shell_output",
+        "search_progress",
+        "lsp_server",
         "tool_call",
       ]),
     );

@@ -1,7 +1,7 @@
 // What `serve --mcp` tells a client about its session beside the answers: log messages
 // (`notifications/message`) at the level each event deserves, and progress lines
 // (`notifications/progress`) for the call an event belongs to. Pure: the server decides where each goes.
-import { escapeText, type ToolbeltEvent } from "@toolbelt/core";
+import { type EventOf, escapeText, type ToolbeltEvent } from "@toolbelt/core";
 
 /** MCP's log levels, least severe first (RFC 5424's, as the specification orders them). */
 export const LOG_LEVELS = [
@@ -39,6 +39,18 @@ const PROGRESS_CHARS = 200;
 function line(text: string, max = MESSAGE_CHARS): string {
   const one = escapeText(text.replace(/\s*\n\s*/g, " ⏎ "), { reversible: false });
   return one.length > max ? `${one.slice(0, max)}…` : one;
+}
+
+/** `n thing(s)`, the number grouped by thousands. */
+function count(n: number, thing: string): string {
+  return `${n.toLocaleString("en-US")} ${thing}${n === 1 ? "" : "s"}`;
+}
+
+/** A language server's start in words: starting, ready, or why it failed. */
+function serverState(event: EventOf<"lsp_server">): string {
+  if (event.state === "starting") return `starting language server ${event.server}`;
+  if (event.state === "ready") return `language server ${event.server} is ready`;
+  return `language server ${event.server} failed to start: ${event.error ?? "no reason given"}`;
 }
 
 /**
@@ -115,6 +127,12 @@ export class SessionNotices {
             ignored: event.ignored.map((i) => i.key),
           },
         };
+      case "lsp_server":
+        if (event.state === "starting") return undefined;
+        return {
+          level: event.state === "ready" ? "info" : "warning",
+          data: { message: line(serverState(event)), server: event.server, root: event.root },
+        };
       case "project_switched":
         return {
           level: "info",
@@ -137,7 +155,8 @@ export class SessionNotices {
 
 /**
  * What a running call's progress says for an event, or undefined when the event is not that call's
- * progress: its command's output (the last line of each batch), or what it is waiting for.
+ * progress: its command's output (the last line of each batch), what its search found so far, the
+ * language server it waits for, or what else it is waiting for.
  */
 export function progressOf(event: ToolbeltEvent, callId: string): string | undefined {
   switch (event.type) {
@@ -150,6 +169,12 @@ export function progressOf(event: ToolbeltEvent, callId: string): string | undef
         .at(-1);
       return last === undefined ? undefined : line(last, PROGRESS_CHARS);
     }
+    case "search_progress":
+      if (event.call_id !== callId) return undefined;
+      return `${count(event.matches, "matching line")} in ${count(event.files, "file")} so far`;
+    case "lsp_server":
+      // Sent in the call that needed the server (a server another call started is not this one's).
+      return line(serverState(event), PROGRESS_CHARS);
     case "approval_requested":
       return line(`waiting for approval: ${event.summary}`, PROGRESS_CHARS);
     case "question":

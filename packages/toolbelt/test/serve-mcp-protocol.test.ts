@@ -2,6 +2,7 @@
 // the built CLI: with the MCP SDK's Client where it can send the message, with raw JSON-RPC lines
 // where it cannot (a handshake sent without waiting, requests before it, malformed params).
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -9,6 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   CallToolResultSchema,
   ElicitRequestSchema,
+  type JSONRPCMessage,
   ListRootsRequestSchema,
   type LoggingMessageNotification,
   LoggingMessageNotificationSchema,
@@ -16,6 +18,8 @@ import {
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
+import { findTypescriptLanguageServer } from "../../lsp/src/servers.js";
 import { assertBuilt } from "./cli-harness.js";
 import { RawMcp, until } from "./mcp-raw.js";
 import { BIN, makeRoot } from "./serve-fixture.js";
@@ -35,21 +39,42 @@ afterAll(async () => {
 
 async function connect(
   options: {
+    /** Another root than the shared one. */
+    root?: string;
     args?: string[];
     capabilities?: ConstructorParameters<typeof Client>[1];
     before?: (client: Client) => void;
+    /** Sees every message from the server as it arrives, before the client handles it. */
+    wire?: (message: JSONRPCMessage) => void;
   } = {},
 ): Promise<Client> {
   const client = new Client({ name: "protocol-test", version: "1.0.0" }, options.capabilities ?? {});
   options.before?.(client);
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "serve", "--mcp", "--trust", "--root", root, ...(options.args ?? [])],
-      stderr: "pipe",
-    }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "serve", "--mcp", "--trust", "--root", options.root ?? root, ...(options.args ?? [])],
+    stderr: "pipe",
+  });
+  await client.connect(transport);
+  const { wire } = options;
+  const deliver = transport.onmessage;
+  if (wire && deliver)
+    transport.onmessage = (message) => {
+      wire(message);
+      deliver(message);
+    };
   return client;
+}
+
+/**
+ * The progress a call was sent, read off the wire: the SDK's Client runs notification handlers a
+ * microtask late but a response at once, so progress sent just before a quick answer never reaches
+ * `onprogress` (a token is still needed, so the call passes one).
+ */
+function progressOnWire(messages: JSONRPCMessage[]): Progress[] {
+  return messages.flatMap((m) =>
+    "method" in m && m.method === "notifications/progress" ? [m.params as unknown as Progress] : [],
+  );
 }
 
 /** The McpError a call was refused with (the test fails if it resolved). */
@@ -279,6 +304,124 @@ describe("progress", () => {
       await client.close();
     }
   }, 60_000);
+
+  it.each(["ripgrep", "js"])(
+    "sends what a search found so far as progress, a line a person can read (%s)",
+    async (engine) => {
+      const tree = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolbelt-progress-")));
+      const FILES = 3000;
+      try {
+        await fs.mkdir(path.join(tree, "configs"));
+        await fs.writeFile(
+          path.join(tree, "configs/app.json"),
+          JSON.stringify({ tools: { search: { engine } } }),
+        );
+        for (let d = 0; d < 30; d++) {
+          await fs.mkdir(path.join(tree, `d${d}`));
+          for (let f = 0; f < FILES / 30; f++)
+            await fs.writeFile(path.join(tree, `d${d}`, `f${f}.txt`), "needle one\nhay\nneedle two\n");
+        }
+        const wire: JSONRPCMessage[] = [];
+        const client = await connect({ root: tree, wire: (m) => wire.push(m) });
+        try {
+          const result = await client.request(
+            { method: "tools/call", params: { name: "search_files", arguments: { query: "needle" } } },
+            CallToolResultSchema,
+            { onprogress: () => {} },
+          );
+          const seen = progressOnWire(wire);
+          expect(result.isError, JSON.stringify(result.structuredContent)).toBe(false);
+          expect(result.structuredContent).toMatchObject({ kind: "search_results", engine, capped: true });
+          expect(seen.length).toBeGreaterThan(0);
+          let files = 0;
+          for (const [i, p] of seen.entries()) {
+            if (i > 0) expect(p.progress).toBeGreaterThan((seen[i - 1] as Progress).progress);
+            const said = /^([\d,]+) matching lines? in ([\d,]+) files? so far$/.exec(p.message ?? "");
+            expect(said, p.message).not.toBeNull();
+            const [lines, inFiles] = [
+              Number(said?.[1]?.replaceAll(",", "")),
+              Number(said?.[2]?.replaceAll(",", "")),
+            ];
+            // Every file holds two matching lines; the totals only grow, and never past the tree.
+            expect(lines).toBe(2 * inFiles);
+            expect(inFiles).toBeGreaterThanOrEqual(files);
+            expect(inFiles).toBeLessThanOrEqual(FILES);
+            files = inFiles;
+          }
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await fs.rm(tree, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(
+    lacks(
+      "typescript-language-server",
+      !findTypescriptLanguageServer() && "typescript-language-server is not installed",
+    ),
+  )(
+    "tells a call waiting for its language server to start as progress",
+    async () => {
+      const project = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolbelt-lsp-progress-")));
+      try {
+        await fs.writeFile(
+          path.join(project, "tsconfig.json"),
+          JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, include: ["src"] }),
+        );
+        await fs.mkdir(path.join(project, "src"));
+        await fs.writeFile(path.join(project, "src/main.ts"), "export const n: number = 1;\n");
+        const logs: Log[] = [];
+        const wire: JSONRPCMessage[] = [];
+        const client = await connect({
+          root: project,
+          before: (c) =>
+            c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+              logs.push(n.params);
+            }),
+          wire: (m) => wire.push(m),
+        });
+        try {
+          await client.setLoggingLevel("info");
+          wire.length = 0;
+          const result = await client.request(
+            { method: "tools/call", params: { name: "lsp_diagnostics", arguments: { path: "src/main.ts" } } },
+            CallToolResultSchema,
+            { onprogress: () => {} },
+          );
+          const seen = progressOnWire(wire);
+          expect(result.isError, JSON.stringify(result.structuredContent)).toBe(false);
+          expect(seen.map((p) => p.message)).toEqual([
+            "starting language server typescript",
+            "language server typescript is ready",
+          ]);
+          // The log says it too, once, at info.
+          const started = logs.filter((l) =>
+            /language server typescript/.test(String((l.data as { message?: unknown }).message)),
+          );
+          expect(started.map((l) => [l.level, (l.data as { message: string }).message])).toEqual([
+            ["info", "language server typescript is ready"],
+          ]);
+          // The server is running now: the next call waits for nothing, and says nothing.
+          wire.length = 0;
+          await client.request(
+            { method: "tools/call", params: { name: "lsp_diagnostics", arguments: { path: "src/main.ts" } } },
+            CallToolResultSchema,
+            { onprogress: () => {} },
+          );
+          expect(progressOnWire(wire)).toEqual([]);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await fs.rm(project, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
   it("tells a call waiting for approval as progress", async () => {
     const seen: Progress[] = [];

@@ -4,7 +4,7 @@ import { sniffBom } from "../text-decode.js";
 import { makeOverride, TreeWalk } from "../walk.js";
 import { decodeResponse, ENCODING_CODE, type MatchResponse, matchProgram } from "./match-program.js";
 import type { CompiledQuery } from "./regex.js";
-import { type EngineResult, type LineMatch, TopFiles } from "./results.js";
+import { type EngineResult, type LineMatch, type SearchProgress, TopFiles } from "./results.js";
 
 export type JsSearch = {
   root: string;
@@ -19,6 +19,8 @@ export type JsSearch = {
   /** The allowlist: a file with matches it refuses is counted in `skipped`, not kept. */
   admit?: (rel: string) => boolean;
   signal?: AbortSignal;
+  /** Told the totals found so far after each batch the worker answered with matches. */
+  onProgress?: (found: SearchProgress) => void;
 };
 
 const inProcess = matchProgram();
@@ -131,6 +133,7 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
   const matcher = worker;
   const inFlight: Array<Promise<void>> = [];
   let batch = newBatch();
+  const found: SearchProgress = { files: 0, matches: 0 };
 
   const finish = (): EngineResult => {
     return { ...top.result(), skipped: top.skipped };
@@ -154,9 +157,16 @@ export async function searchWithJs(search: JsSearch): Promise<EngineResult> {
         const results = decodeResponse(response);
         // Every result is offered, even after the stop: a batch answered late may hold files
         // that sort before the ones kept so far.
+        const before = found.files;
         results.forEach((matches, i) => {
-          if (matches?.length) top.offer({ path: b.rels[i] as string, matches });
+          if (!matches?.length) return;
+          const rel = b.rels[i] as string;
+          top.offer({ path: rel, matches });
+          if (search.admit && !search.admit(rel)) return;
+          found.files += 1;
+          found.matches += matches.length;
         });
+        if (found.files !== before) search.onProgress?.({ ...found });
         if (top.settled) stop = true;
       })
       .catch((error: unknown) => {

@@ -13,6 +13,12 @@ export type EngineResult = {
   skipped?: number;
 };
 
+/**
+ * What a search found so far, for progress: files with matches and their matching lines (before any
+ * cap; files the allowlist refuses are not counted). Each report holds the totals, never a delta.
+ */
+export type SearchProgress = { files: number; matches: number };
+
 /** A match line longer than this is cut (one minified line must not flood the answer). */
 export const MATCH_LINE_MAX_CHARS = 500;
 

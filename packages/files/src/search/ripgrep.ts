@@ -4,7 +4,13 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import path from "node:path";
 import { ToolbeltError } from "@toolbelt/core";
 import { comparePaths } from "../tree-order.js";
-import { type EngineResult, type FileMatches, type LineMatch, TopFiles } from "./results.js";
+import {
+  type EngineResult,
+  type FileMatches,
+  type LineMatch,
+  type SearchProgress,
+  TopFiles,
+} from "./results.js";
 
 /** The process to start for one ripgrep run (the session's wrapper may put it in a sandbox). */
 export type RipgrepCommand = {
@@ -31,6 +37,8 @@ export type RipgrepSearch = {
   signal?: AbortSignal;
   /** Read every match from `--json`, never plain output: the reference the plain reading is tested against. */
   jsonOnly?: boolean;
+  /** Told the totals found so far while the count pass streams (each batch of its output). */
+  onProgress?: (found: SearchProgress) => void;
 };
 
 /** JSON lines longer than this (a match inside a huge minified line) are dropped, not buffered. */
@@ -512,6 +520,45 @@ const PATHS_PER_PASS_BYTES = 96 * 1024;
 type Counted = { printed: string; rel: string; count: number };
 
 /**
+ * Reads `path NUL count LF` records as they stream, across chunk boundaries, and reports the totals
+ * after each chunk that completed one. A name holds any byte but NUL, so the NUL ends it; the count
+ * is digits up to the LF. A name is decoded only when an allowlist must judge it.
+ */
+function countTally(search: RipgrepSearch, report: (found: SearchProgress) => void): (chunk: Buffer) => void {
+  const found: SearchProgress = { files: 0, matches: 0 };
+  let name: Buffer[] = [];
+  let inCount = false;
+  let count = 0;
+  return (chunk) => {
+    const before = found.files;
+    let at = 0;
+    while (at < chunk.length) {
+      if (!inCount) {
+        const nul = chunk.indexOf(0, at);
+        if (search.admit) name.push(chunk.subarray(at, nul === -1 ? chunk.length : nul));
+        if (nul === -1) break;
+        inCount = true;
+        at = nul + 1;
+        continue;
+      }
+      const nl = chunk.indexOf(10, at);
+      const end = nl === -1 ? chunk.length : nl;
+      for (let i = at; i < end; i++) count = count * 10 + ((chunk[i] as number) - 48);
+      if (nl === -1) break;
+      if (!search.admit || search.admit(normalisePath(Buffer.concat(name).toString("utf8")))) {
+        found.files += 1;
+        found.matches += count;
+      }
+      name = [];
+      count = 0;
+      inCount = false;
+      at = nl + 1;
+    }
+    if (found.files !== before) report({ ...found });
+  };
+}
+
+/**
  * Which files match and how many lines each, from `rg --count --null` (`path NUL count LF`, so
  * any byte may be in a name). Undefined when the listing is too large or a name is not UTF-8
  * (it could not be passed back as an argument): the caller then runs one full JSON pass.
@@ -526,7 +573,9 @@ async function countPass(search: RipgrepSearch): Promise<Counted[] | undefined> 
     let bytes = 0;
     let tooLarge = false;
     let stderr = "";
+    const tally = search.onProgress ? countTally(search, search.onProgress) : undefined;
     child.stdout.on("data", (chunk: Buffer) => {
+      tally?.(chunk);
       bytes += chunk.length;
       if (bytes > COUNT_OUTPUT_MAX) {
         tooLarge = true;
