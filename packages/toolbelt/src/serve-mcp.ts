@@ -48,9 +48,11 @@ import {
   SessionNotices,
 } from "./mcp-notices.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
-import { APPROVAL_META, QUESTION_META } from "./workspace-protocol.js";
+import { APPROVAL_META, CHECKPOINTS_REQUEST, QUESTION_META } from "./workspace-protocol.js";
 import {
+  answerCheckpoints,
   capabilitiesFor,
+  checkpointsRequestSchema,
   eventsToHost,
   hostCallId,
   hostRequestOf,
@@ -310,6 +312,25 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
         structuredContent: payload,
         isError,
       };
+    }),
+    // A toolbelt host asks for the checkpoints recorded here; any other client never gets an answer.
+    [CHECKPOINTS_REQUEST]: handler(checkpointsRequestSchema, async (params, extra) => {
+      if (!hostRequestOf(server.getClientCapabilities()))
+        throw new McpError(McpErrorCode.MethodNotFound, `Method not found: ${CHECKPOINTS_REQUEST}`);
+      const s = await sessionOrError();
+      // A restore that asks for approval asks on this request's stream, withdrawn if it is cancelled.
+      const call: CallContext = {
+        callId: randomUUID(),
+        extra,
+        progressToken: undefined,
+        progress: 0,
+        done: false,
+      };
+      try {
+        return await calls.run(call, () => answerCheckpoints(s, params));
+      } finally {
+        call.done = true;
+      }
     }),
     "logging/setLevel": handler(SetLevelRequestParamsSchema, async (params) => {
       logLevel = params.level;
