@@ -341,6 +341,9 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", { ti
       // The next call tries the workspace again and says it is gone, not a hang.
       const next = await session.call("read_file", { path: "a.txt" });
       expect(next).toMatchObject({ kind: "error", code: "EWORKSPACE" });
+      // The checkpoints are the workspace's: with it gone they are EWORKSPACE, never this machine's.
+      const listed = await session.checkpoints.list().catch((e: unknown) => e);
+      expect(ToolbeltError.isInstance(listed) && listed.code).toBe("EWORKSPACE");
     } finally {
       await session.close();
     }
