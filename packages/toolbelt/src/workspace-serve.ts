@@ -5,7 +5,6 @@ import {
   CALL_ID_MAX,
   CALL_ID_META,
   type CheckpointsRequest,
-  checkpointsRequestSchema,
   EVENT_NOTIFICATION,
   type HostRequest,
   hostRequestSchema,
@@ -70,8 +69,6 @@ export function hostCallId(meta: Record<string, unknown> | undefined): string | 
   const id = meta?.[CALL_ID_META];
   return typeof id === "string" && CALL_ID.test(id) && id !== "last" ? id : undefined;
 }
-
-export { checkpointsRequestSchema };
 
 /**
  * Answers a host's checkpoints request with this session's checkpoints: the value, or the error as a
