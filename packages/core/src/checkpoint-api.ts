@@ -47,18 +47,46 @@ type Apply = (
 /** A writer of restores; a tool passes its own (`ctx.writeFiles`) so its policy applies. */
 export type RestoreWriter = (changes: FileChange[]) => Promise<TransactionResult[]>;
 
+/** Where a session's checkpoints are kept and what bounds them. */
+export interface CheckpointsSummary {
+  /** The store's directory (a workspace's is named with the workspace: `ssh me@box: /home/me/...`). */
+  where: string;
+  /** Bytes its blobs take now. */
+  bytes: number;
+  /** The bounds it is kept within (the settings of the toolbelt that records them). */
+  config: CheckpointsConfig;
+}
+
+/**
+ * Checkpoints kept elsewhere: a workspace's, recorded and restored by the toolbelt there under its
+ * own policy. Errors are the same codes as locally (ENOENT, ECONFLICT with `details.conflicts`,
+ * EDENIED), and EWORKSPACE when the workspace cannot be reached.
+ */
+export interface RemoteCheckpoints {
+  list(): Promise<Checkpoint[]>;
+  diff(ref: string): Promise<{ checkpoint: Checkpoint; files: CheckpointFileDiff[] }>;
+  /** Restores there as a write by `tool` (its policy, protected paths and approvals apply there). */
+  restore(ref: string, tool: string): Promise<RestoreResult>;
+  summary(): Promise<CheckpointsSummary>;
+}
+
 const DIFF_CONTEXT = 3;
 const DIFF_MAX_LINES = 2000;
 
-/** `session.checkpoints`: every change tools made in the session's root, and restores to them. */
+/**
+ * `session.checkpoints`: every change tools made in the session's root, and restores to them. For a
+ * session whose tools run in a workspace, the workspace's (see {@link RemoteCheckpoints}).
+ */
 export class SessionCheckpoints {
   readonly #session: Session;
   readonly #apply: Apply;
+  readonly #remote: RemoteCheckpoints | undefined;
   readonly #stores = new Map<string, CheckpointStore>();
 
-  constructor(session: Session, apply: Apply) {
+  constructor(session: Session, apply: Apply, remote?: RemoteCheckpoints) {
     this.#session = session;
     this.#apply = apply;
+    this.#remote = remote;
   }
 
   get config(): CheckpointsConfig {
@@ -66,8 +94,17 @@ export class SessionCheckpoints {
     return c ?? checkpointsConfigSchema.parse(undefined);
   }
 
-  /** The store of the current root (listing works whether or not recording is on). */
+  /**
+   * The store of the current root on this machine (listing works whether or not recording is on).
+   * A session whose checkpoints are a workspace's has none here: EUNAVAILABLE (use list, diff,
+   * restore and summary, which reach the workspace).
+   */
   store(): CheckpointStore {
+    if (this.#remote)
+      throw new ToolbeltError(
+        "EUNAVAILABLE",
+        "this session's checkpoints are kept in its workspace, not on this machine: use list, diff, restore and summary",
+      );
     const root = this.#session.root;
     let store = this.#stores.get(root);
     if (!store) {
@@ -77,13 +114,23 @@ export class SessionCheckpoints {
     return store;
   }
 
-  /** The recorder the write path uses, or undefined when `checkpoints.enabled` is false. */
+  /**
+   * The recorder the write path uses, or undefined when `checkpoints.enabled` is false, or when the
+   * checkpoints are a workspace's (what this machine's session writes would not be among them).
+   */
   recorder(): CheckpointStore | undefined {
-    return this.config.enabled ? this.store() : undefined;
+    return this.config.enabled && !this.#remote ? this.store() : undefined;
   }
 
   list(): Promise<Checkpoint[]> {
-    return this.store().list();
+    return this.#remote ? this.#remote.list() : this.store().list();
+  }
+
+  /** Where the checkpoints are kept, how much disk they take, and the bounds they are kept within. */
+  async summary(): Promise<CheckpointsSummary> {
+    if (this.#remote) return this.#remote.summary();
+    const store = this.store();
+    return { where: store.dir, bytes: await store.usage(), config: this.config };
   }
 
   async #find(ref: string): Promise<{ list: Checkpoint[]; index: number }> {
@@ -102,6 +149,7 @@ export class SessionCheckpoints {
 
   /** What one checkpoint changed, file by file. */
   async diff(ref: string): Promise<{ checkpoint: Checkpoint; files: CheckpointFileDiff[] }> {
+    if (this.#remote) return this.#remote.diff(ref);
     const { list, index } = await this.#find(ref);
     const cp = list[index] as Checkpoint;
     const store = this.store();
@@ -129,12 +177,15 @@ export class SessionCheckpoints {
   /**
    * Puts every file changed at or after the checkpoint back as it was just before it. Refuses with
    * ECONFLICT (changing nothing) when a file is not as the last recorded change left it. The restore
-   * goes through the session's write path (policy, protected paths) and is itself a checkpoint.
+   * goes through the session's write path (policy, protected paths) and is itself a checkpoint. A
+   * workspace's checkpoints are restored there, through its write path (a `writer` of this machine
+   * has no say there).
    */
   async restore(
     ref: string,
     options: { writer?: RestoreWriter; tool?: string } = {},
   ): Promise<RestoreResult> {
+    if (this.#remote) return this.#remote.restore(ref, options.tool ?? "checkpoints_restore");
     const { list, index } = await this.#find(ref);
     const target = list[index] as Checkpoint;
     const root = this.#session.root;

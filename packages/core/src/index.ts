@@ -10,7 +10,13 @@
 // zod, bundled into core's file (see tsup.config.ts): the built-in families take `z` from here.
 export { z } from "zod";
 export type { AtomicWriteOptions, AtomicWriteResult } from "./atomic-write.js";
-export type { CheckpointFileDiff, RestoreResult, SessionCheckpoints } from "./checkpoint-api.js";
+export type {
+  CheckpointFileDiff,
+  CheckpointsSummary,
+  RemoteCheckpoints,
+  RestoreResult,
+  SessionCheckpoints,
+} from "./checkpoint-api.js";
 export type { Checkpoint, CheckpointFile, Conflict, FileState } from "./checkpoints.js";
 export type {
   ContributedAgentConfig,

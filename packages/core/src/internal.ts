@@ -19,6 +19,9 @@ export {
   readRegularFile,
 } from "./bounded-read.js";
 export { explainCall } from "./call-pipeline.js";
+// What a workspace's toolbelt answers about its checkpoints, checked on the host (toolbelt's link).
+export { restoreResultSchema } from "./checkpoint-api.js";
+export { checkpointsConfigSchema } from "./checkpoints.js";
 export { type CommandEnvPolicy, scrubCommandEnv } from "./command-env.js";
 export {
   CONFIG_FILE,

@@ -12,7 +12,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { AtomicWriteOptions, KeyedLock } from "./atomic-write.js";
 import { checkCall, renderResult, runCall, runStep } from "./call-pipeline.js";
-import { SessionCheckpoints } from "./checkpoint-api.js";
+import { type RemoteCheckpoints, SessionCheckpoints } from "./checkpoint-api.js";
 import {
   type EditBackend,
   type Limits,
@@ -94,6 +94,11 @@ export interface SessionOptions {
    * same pool (forks use their parent's). Default: the process's own pool (`defaultProcessPool()`).
    */
   processPool?: ProcessPool;
+  /**
+   * Checkpoints kept elsewhere (a workspace's, recorded by the toolbelt there): `checkpoints` lists,
+   * diffs and restores through them, and this session records none of its own (forks share them).
+   */
+  checkpoints?: RemoteCheckpoints;
 }
 
 /** What {@link Session.processSlot} is asked. */
@@ -214,6 +219,7 @@ export class Session {
   readonly #contributions: GatheredContributions;
   #setup: Promise<void> | undefined;
   #checkpoints: SessionCheckpoints | undefined;
+  readonly #remoteCheckpoints: RemoteCheckpoints | undefined;
   #savedOutputs: SavedOutputs | undefined;
   #forks = 0;
 
@@ -245,6 +251,7 @@ export class Session {
     this.allow = new Set(options.allow ?? []);
     this.trust = options.trust ?? fork?.parent.trust ?? UNTRUSTED;
     this.processPool = options.processPool ?? fork?.parent.processPool ?? defaultProcessPool();
+    this.#remoteCheckpoints = options.checkpoints ?? (fork ? fork.parent.#remoteCheckpoints : undefined);
     // A fork holds at most the tools its parent holds now, and knows what the parent registered and discovered.
     this.#tools = new ToolBindings(
       this,
@@ -553,11 +560,23 @@ export class Session {
 
   /** Every change tools made in this root, and restoring to any of them (see checkpoints.md). */
   get checkpoints(): SessionCheckpoints {
-    this.#checkpoints ??= new SessionCheckpoints(this, (changes, meta) =>
-      this.#writes.writeFiles(
-        { ...sdkGate(meta.tool), ...(meta.call ? { call: meta.call } : {}), restoreOf: meta.restoreOf },
-        changes,
-      ),
+    this.#checkpoints ??= new SessionCheckpoints(
+      this,
+      (changes, meta) => {
+        // Judged as the checkpoints family's write, as the undo tool's are: tools.checkpoints
+        // (its mode and rules) governs every restore, from the SDK, the CLI or a workspace's host.
+        const gate = sdkGate(meta.tool);
+        return this.#writes.writeFiles(
+          {
+            ...gate,
+            who: { ...gate.who, family: "checkpoints" },
+            ...(meta.call ? { call: meta.call } : {}),
+            restoreOf: meta.restoreOf,
+          },
+          changes,
+        );
+      },
+      this.#remoteCheckpoints,
     );
     return this.#checkpoints;
   }

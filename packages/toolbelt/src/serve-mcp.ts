@@ -48,8 +48,14 @@ import {
   SessionNotices,
 } from "./mcp-notices.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, LineTransport } from "./mcp-stdio.js";
-import { APPROVAL_META, QUESTION_META } from "./workspace-protocol.js";
 import {
+  APPROVAL_META,
+  CHECKPOINTS_REQUEST,
+  checkpointsRequestSchema,
+  QUESTION_META,
+} from "./workspace-protocol.js";
+import {
+  answerCheckpoints,
   capabilitiesFor,
   eventsToHost,
   hostCallId,
@@ -311,11 +317,34 @@ export async function connectMcp(options: McpServeOptions, transport: Transport)
         isError,
       };
     }),
+    // A toolbelt host asks for the checkpoints recorded here; to any other client the method does not
+    // exist (checked before its params, so nothing about it is told).
+    [CHECKPOINTS_REQUEST]: async (method, params, extra) => {
+      if (!hostRequestOf(server.getClientCapabilities()))
+        throw new McpError(McpErrorCode.MethodNotFound, `Method not found: ${method}`);
+      return checkpointsHandler(method, params, extra);
+    },
     "logging/setLevel": handler(SetLevelRequestParamsSchema, async (params) => {
       logLevel = params.level;
       return {};
     }),
   };
+  const checkpointsHandler = handler(checkpointsRequestSchema, async (params, extra) => {
+    const s = await sessionOrError();
+    // A restore that asks for approval asks on this request's stream, withdrawn if it is cancelled.
+    const call: CallContext = {
+      callId: randomUUID(),
+      extra,
+      progressToken: undefined,
+      progress: 0,
+      done: false,
+    };
+    try {
+      return await calls.run(call, () => answerCheckpoints(s, params));
+    } finally {
+      call.done = true;
+    }
+  });
 
   // Every request but initialize and ping comes here, so each is checked alike: the handshake first,
   // then its params (a one-line -32602 naming the field, not the SDK's dump of the whole schema).

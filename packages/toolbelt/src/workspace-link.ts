@@ -14,10 +14,12 @@ import {
 import {
   type ApprovalPrompt,
   type ClientInfo,
+  ERROR_CODES,
   type ErrorPayload,
   errorPayload,
   type Payload,
   ToolbeltError,
+  type ErrorCode as ToolbeltErrorCode,
   z,
 } from "@toolbelt/core";
 import type { QuestionRequest, QuestionResponse } from "@toolbelt/ui/contrib";
@@ -26,6 +28,9 @@ import { LineTransport } from "./mcp-stdio.js";
 import {
   APPROVAL_META,
   CALL_ID_META,
+  CHECKPOINTS_REQUEST,
+  type CheckpointsRequest,
+  checkpointsAnswerSchema,
   EVENT_NOTIFICATION,
   type HostRequest,
   QUESTION_META,
@@ -220,9 +225,7 @@ export class WorkspaceLink {
     callId: string,
     signal: AbortSignal,
   ): Promise<{ payload: Payload; text: string | undefined }> {
-    if (this.#state === "closed") throw this.#error(`the session's link to ${this.label} is closed`);
-    if (this.#state !== "up") await this.#reconnect();
-    const client = this.#client as Client;
+    const client = await this.#ready();
     let result: CallToolResult;
     try {
       result = (await client.request(
@@ -235,21 +238,63 @@ export class WorkspaceLink {
       )) as CallToolResult;
     } catch (error) {
       if (signal.aborted) throw new ToolbeltError("ECANCELLED", "the call was cancelled", { cause: error });
-      const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
-      if (closed || this.#state !== "up") {
-        this.#markDown();
-        // Why it ended, when the far end says so soon; the call is answered either way.
-        const end = this.#channel ? await within(this.#channel.ended, END_WAIT_MS) : undefined;
-        const why = end && this.#channel ? this.#why(end, this.#channel) : "the connection closed";
-        throw this.#error(
-          `the connection to ${this.label} was lost during ${name} (${why}): the call may or may not have run there. The next call starts toolbelt in the workspace again; its session there (shell sessions, todos, what was read) starts over`,
-        );
-      }
-      throw this.#error(`${this.label} failed on ${name}: ${(error as Error).message}`);
+      throw await this.#failure(name, error);
     }
     // A tool list changed by this call is known before its result is.
     await this.#relisting;
     return resultOf(name, result);
+  }
+
+  /**
+   * Asks toolbelt in the workspace about the checkpoints it recorded (CHECKPOINTS_REQUEST) and
+   * returns its answer's value; the error it answered with is thrown with the same code and details.
+   * A lost connection, or a toolbelt there that does not answer such requests, is EWORKSPACE.
+   */
+  async checkpoints(request: CheckpointsRequest): Promise<unknown> {
+    const client = await this.#ready();
+    const what = `checkpoints ${request.action}`;
+    let answer: z.output<typeof checkpointsAnswerSchema>;
+    try {
+      answer = await client.request(
+        { method: CHECKPOINTS_REQUEST, params: request } as unknown as Parameters<Client["request"]>[0],
+        checkpointsAnswerSchema,
+        { timeout: CALL_TIMEOUT_MS },
+      );
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.MethodNotFound)
+        throw this.#error(
+          `toolbelt in ${this.label} does not answer checkpoint requests (a version older than this one): update it there, or run toolbelt checkpoints in the workspace`,
+        );
+      throw await this.#failure(what, error);
+    }
+    if (answer.ok) return answer.value;
+    const { code, message, kind: _kind, ...details } = answer.error;
+    const known = (ERROR_CODES as readonly string[]).includes(code);
+    throw new ToolbeltError(known ? (code as ToolbeltErrorCode) : "EWORKSPACE", message, {
+      details: known ? details : { ...details, workspace: this.label, code },
+    });
+  }
+
+  /** The connected client, after starting toolbelt there again if the link went down. */
+  async #ready(): Promise<Client> {
+    if (this.#state === "closed") throw this.#error(`the session's link to ${this.label} is closed`);
+    if (this.#state !== "up") await this.#reconnect();
+    return this.#client as Client;
+  }
+
+  /** The EWORKSPACE error a request that failed on the link is answered with: a lost connection, named. */
+  async #failure(what: string, error: unknown): Promise<ToolbeltError> {
+    const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+    if (closed || this.#state !== "up") {
+      this.#markDown();
+      // Why it ended, when the far end says so soon; the request is answered either way.
+      const end = this.#channel ? await within(this.#channel.ended, END_WAIT_MS) : undefined;
+      const why = end && this.#channel ? this.#why(end, this.#channel) : "the connection closed";
+      return this.#error(
+        `the connection to ${this.label} was lost during ${what} (${why}): it may or may not have run there. The next call starts toolbelt in the workspace again; its session there (shell sessions, todos, what was read) starts over`,
+      );
+    }
+    return this.#error(`${this.label} failed on ${what}: ${(error as Error).message}`);
   }
 
   /** A link found broken goes down, unless it was closed meanwhile (a closed one never reconnects). */

@@ -1,4 +1,5 @@
 import { z } from "@toolbelt/core";
+import { checkpointsConfigSchema } from "@toolbelt/core/internal";
 
 // What a host and the toolbelt inside its workspace say to each other beyond plain MCP. Both ends
 // are toolbelt (`serve --mcp` in the workspace, workspace-link.ts on the host); any other MCP client
@@ -38,3 +39,58 @@ export const serverInfoSchema = z.object({
 });
 
 export type ServerInfo = z.output<typeof serverInfoSchema>;
+
+/**
+ * A request from the host for the checkpoints toolbelt in the workspace recorded (the host session's
+ * `checkpoints`, the CLI's `checkpoints --workspace`). Answered only to a host that declared the
+ * capability; a restore is a write there, under the workspace's policy and the host's tightening.
+ */
+export const CHECKPOINTS_REQUEST = "toolbelt/checkpoints";
+
+export const checkpointsRequestSchema = z.discriminatedUnion("action", [
+  z.object({ action: z.literal("list") }),
+  z.object({ action: z.literal("summary") }),
+  z.object({ action: z.literal("diff"), checkpoint: z.string().min(1).max(CALL_ID_MAX) }),
+  z.object({
+    action: z.literal("restore"),
+    checkpoint: z.string().min(1).max(CALL_ID_MAX),
+    /** The writer the restore is judged as (the CLI's `checkpoints_restore`). */
+    tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/),
+  }),
+]);
+
+export type CheckpointsRequest = z.output<typeof checkpointsRequestSchema>;
+
+/**
+ * The answer: what the workspace's `session.checkpoints` returned, or the error it threw as a
+ * toolbelt error payload (its code and details), so the host throws the same error.
+ */
+export const checkpointsAnswerSchema = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), value: z.unknown() }),
+  z.object({ ok: z.literal(false), error: z.looseObject({ code: z.string(), message: z.string() }) }),
+]);
+
+// What the host accepts as an answer's value, per action: the workspace is another machine, and what
+// it says is handed to the host's caller only in the shape the SDK promises.
+const fileState = z.union([z.string().max(64), z.null()]);
+const checkpointFile = z.object({ path: z.string(), before: fileState, after: fileState });
+export const checkpointSchema = z.object({
+  id: z.string(),
+  session: z.string(),
+  call: z.string().optional(),
+  tool: z.string(),
+  at: z.string(),
+  files: z.array(checkpointFile),
+  state: z.enum(["done", "pending"]),
+  restore_of: z.string().optional(),
+});
+export const checkpointListSchema = z.array(checkpointSchema);
+export const checkpointDiffSchema = z.object({
+  checkpoint: checkpointSchema,
+  files: z.array(checkpointFile.extend({ diff: z.string() })),
+});
+export const checkpointsSummarySchema = z.object({
+  where: z.string(),
+  bytes: z.number(),
+  config: checkpointsConfigSchema.unwrap(),
+});

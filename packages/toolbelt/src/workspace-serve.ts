@@ -1,9 +1,10 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { definePlugin, type Plugin } from "@toolbelt/core";
+import { definePlugin, normaliseError, type Plugin, type Session } from "@toolbelt/core";
 import {
   CALL_ID_MAX,
   CALL_ID_META,
+  type CheckpointsRequest,
   EVENT_NOTIFICATION,
   type HostRequest,
   hostRequestSchema,
@@ -67,4 +68,29 @@ const CALL_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${CALL_ID_MAX - 1}}$`)
 export function hostCallId(meta: Record<string, unknown> | undefined): string | undefined {
   const id = meta?.[CALL_ID_META];
   return typeof id === "string" && CALL_ID.test(id) && id !== "last" ? id : undefined;
+}
+
+/**
+ * Answers a host's checkpoints request with this session's checkpoints: the value, or the error as a
+ * payload (ENOENT, ECONFLICT with its conflicts, EDENIED from the policy here), never a protocol error.
+ * A restore is a write here, judged as `tool` by this session's policy (which holds the host's layer).
+ */
+export async function answerCheckpoints(
+  session: Session,
+  request: CheckpointsRequest,
+): Promise<Record<string, unknown>> {
+  const checkpoints = session.checkpoints;
+  try {
+    const value =
+      request.action === "list"
+        ? await checkpoints.list()
+        : request.action === "summary"
+          ? await checkpoints.summary()
+          : request.action === "diff"
+            ? await checkpoints.diff(request.checkpoint)
+            : await checkpoints.restore(request.checkpoint, { tool: request.tool });
+    return { ok: true, value };
+  } catch (error) {
+    return { ok: false, error: normaliseError(error).toPayload() };
+  }
 }

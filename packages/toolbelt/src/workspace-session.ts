@@ -7,6 +7,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import {
   type AnyTool,
   asAnyTool,
+  type Checkpoint,
   createSession,
   definePlugin,
   defineTool,
@@ -14,6 +15,7 @@ import {
   type Payload,
   type Plugin,
   parseConfig,
+  type RemoteCheckpoints,
   type Session,
   type ToolAnnotations,
   ToolbeltError,
@@ -21,12 +23,25 @@ import {
   z,
 } from "@toolbelt/core";
 import { userConfigDir, userConfigFile } from "@toolbelt/core/config-paths";
-import { mergeConfig, projectTrust, readConfigFile, renderPayload, UNTRUSTED } from "@toolbelt/core/internal";
+import {
+  mergeConfig,
+  projectTrust,
+  readConfigFile,
+  renderPayload,
+  restoreResultSchema,
+  UNTRUSTED,
+} from "@toolbelt/core/internal";
 import type { HostToolbelt, WorkspaceDriver, WorkspaceSpec } from "@toolbelt/workspace";
 import { BUILTIN_CONTRIBUTIONS, configContributions } from "./contributions.js";
 import { type CliToolbeltOptions, importPlugin } from "./create.js";
 import { version } from "./version.js";
 import { WorkspaceLink } from "./workspace-link.js";
+import {
+  type CheckpointsRequest,
+  checkpointDiffSchema,
+  checkpointListSchema,
+  checkpointsSummarySchema,
+} from "./workspace-protocol.js";
 
 // A session whose tools run in a workspace elsewhere: the host session binds the workspace's tools
 // under their own names and schemas, each call forwarded over the link (workspace-link.ts). Policy,
@@ -248,6 +263,33 @@ function proxies(link: WorkspaceLink, tools: readonly Tool[]): AnyTool[] {
   return out;
 }
 
+/**
+ * The workspace's checkpoints, through the link: each answer checked against the shape the SDK
+ * promises (the workspace is another machine), its store named with the workspace.
+ */
+function remoteCheckpoints(link: WorkspaceLink): RemoteCheckpoints {
+  const ask = async <T>(request: CheckpointsRequest, schema: z.ZodType<T>): Promise<T> => {
+    const value = await link.checkpoints(request);
+    const parsed = schema.safeParse(value);
+    if (!parsed.success)
+      throw new ToolbeltError(
+        "EWORKSPACE",
+        `toolbelt in ${link.label} answered checkpoints ${request.action} with something else than checkpoints: ${parsed.error.issues[0]?.message ?? "not valid"}`,
+        { details: { workspace: link.label } },
+      );
+    return parsed.data;
+  };
+  return {
+    list: () => ask({ action: "list" }, checkpointListSchema) as Promise<Checkpoint[]>,
+    diff: (checkpoint) => ask({ action: "diff", checkpoint }, checkpointDiffSchema),
+    restore: (checkpoint, tool) => ask({ action: "restore", checkpoint, tool }, restoreResultSchema),
+    summary: async () => {
+      const summary = await ask({ action: "summary" }, checkpointsSummarySchema);
+      return { ...summary, where: `${link.label}: ${summary.where}` };
+    },
+  };
+}
+
 function annotationsOf(tool: Tool): ToolAnnotations {
   const a = tool.annotations ?? {};
   const out: ToolAnnotations = {};
@@ -325,6 +367,8 @@ export async function openWorkspaceSession(options: CliToolbeltOptions): Promise
       ...(options.mode ? { mode: options.mode } : {}),
       id,
       trust: trustFrom(early),
+      // The checkpoints are the workspace's: recorded by its toolbelt, listed and restored there.
+      checkpoints: remoteCheckpoints(opened),
       contributions: BUILTIN_CONTRIBUTIONS,
       plugins: [
         ...plugins,

@@ -137,6 +137,20 @@ describe("toolbelt checkpoints (built CLI)", () => {
     expect(existsSync(path.join(root, ".mcp.json"))).toBe(false);
   });
 
+  it("tools.checkpoints governs a restore from the CLI (the checkpoints family's write, as undo's)", async () => {
+    const root = repo();
+    expect((await run(root, "write_file", { path: "a.txt", content: "changed\n" })).code).toBe(0);
+    const config = path.join(tempRoot("tb-e2e-cp-config-"), "deny.json");
+    writeFileSync(config, JSON.stringify({ tools: { checkpoints: { rules: { deny: ["write(**)"] } } } }));
+    const denied = await checkpoints(root, "restore", "last", "--config", config);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/EDENIED: checkpoints_restore: .*write\(\*\*\)/);
+    expect(read(root, "a.txt")).toBe("changed\n");
+    const allowed = await checkpoints(root, "restore", "last");
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(read(root, "a.txt")).not.toBe("changed\n");
+  });
+
   it("the undo tool is bound only when checkpoints.undoTool is set, and undoes the last change", async () => {
     const root = repo();
     await run(root, "write_file", { path: "a.txt", content: "overwritten\n" });

@@ -21,11 +21,13 @@ export function engine(
   method: string,
   url: string,
   body?: Buffer,
+  contentType?: string,
 ): Promise<{ status: number; body: unknown }> {
   const socketPath = dockerSocket();
   if (!socketPath) throw new Error("TOOLBELT_TEST_DOCKER_HOST is not set");
+  const headers = contentType ? { "Content-Type": contentType } : undefined;
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: url, method }, (res) => {
+    const req = http.request({ socketPath, path: url, method, headers }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d: string) => {
@@ -74,6 +76,85 @@ export async function allSessionContainers(): Promise<string[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: ["dev.toolbelt.session"] }));
   const listed = await engine("GET", `/containers/json?all=true&filters=${filters}`);
   return (listed.body as Array<{ Id: string }>).map((c) => c.Id);
+}
+
+/**
+ * A long-lived container named `name` as a user keeps one (`--workspace docker:NAME:/work`): the
+ * host's Node and toolbelt mounted read-only and named by the labels toolbelt reads, the project at
+ * /work inside only (this machine cannot see it). Removed by `remove()`.
+ */
+export async function startToolbeltContainer(
+  name: string,
+  host: { node: string; bin: string; installRoot: string },
+): Promise<{ remove(): Promise<void> }> {
+  const node = `/opt/toolbelt/node/${path.basename(host.node)}`;
+  const spec = {
+    Image: BASE_IMAGE,
+    Entrypoint: [node],
+    Cmd: ["-e", "setInterval(() => {}, 1 << 30)"],
+    WorkingDir: "/work",
+    Labels: { "dev.toolbelt.node": node, "dev.toolbelt.bin": host.bin, "dev.toolbelt.test": name },
+    HostConfig: {
+      Binds: [
+        `${path.dirname(host.node)}:/opt/toolbelt/node:ro`,
+        `${host.installRoot}:${host.installRoot}:ro`,
+      ],
+      Init: true,
+    },
+  };
+  const made = await engine(
+    "POST",
+    `/containers/create?name=${encodeURIComponent(name)}`,
+    Buffer.from(JSON.stringify(spec)),
+    "application/json",
+  );
+  if (made.status !== 201) throw new Error(`cannot create container ${name}: ${JSON.stringify(made.body)}`);
+  const started = await engine("POST", `/containers/${name}/start`);
+  if (started.status !== 204)
+    throw new Error(`cannot start container ${name}: ${JSON.stringify(started.body)}`);
+  return {
+    remove: async () => {
+      await engine("DELETE", `/containers/${name}?force=true&v=true`);
+    },
+  };
+}
+
+/** Runs `argv` in a running container to its end, and returns what it wrote to stdout (framing removed). */
+export async function execIn(container: string, argv: string[]): Promise<string> {
+  const made = await engine(
+    "POST",
+    `/containers/${container}/exec`,
+    Buffer.from(JSON.stringify({ Cmd: argv, AttachStdout: true, AttachStderr: false })),
+    "application/json",
+  );
+  if (made.status !== 201) throw new Error(`cannot exec in ${container}: ${JSON.stringify(made.body)}`);
+  const id = (made.body as { Id: string }).Id;
+  const socketPath = dockerSocket() as string;
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath,
+        path: `/exec/${id}/start`,
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("end", () => resolve(Buffer.concat(chunks)));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify({ Detach: false, Tty: false }));
+  });
+  // Without a tty Docker frames the output: 8 bytes of header (stream, size) before each part.
+  const parts: Buffer[] = [];
+  for (let at = 0; at + 8 <= raw.length; ) {
+    const size = raw.readUInt32BE(at + 4);
+    if (raw[at] === 1) parts.push(raw.subarray(at + 8, at + 8 + size));
+    at += 8 + size;
+  }
+  return Buffer.concat(parts).toString("utf8");
 }
 
 const SSHD = "/usr/sbin/sshd";

@@ -6,7 +6,8 @@ import { type Session, ToolbeltError } from "@toolbelt/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lacks } from "../../../test-support/capability.js";
 import { createToolbelt } from "../src/index.js";
-import { assertBuilt, cli, jsonLines, tempRoot } from "./cli-harness.js";
+import { hostToolbelt } from "../src/workspace-session.js";
+import { assertBuilt, cli, jsonLines, mcpCall, tempRoot } from "./cli-harness.js";
 import { until } from "./mcp-raw.js";
 import {
   allSessionContainers,
@@ -14,9 +15,11 @@ import {
   containersOf,
   dockerMissing,
   engine,
+  execIn,
   type Sshd,
   sshdMissing,
   startSshd,
+  startToolbeltContainer,
 } from "./workspace-fixtures.js";
 
 // Workspaces end to end: the built CLI and the SDK with their tools running in a Docker container
@@ -151,6 +154,19 @@ function suite(target: Target) {
     else expect(servingRoot(root)).toEqual([]);
   });
 
+  it(`${target.name}: the host SDK's checkpoints list, diff and restore the workspace's own, there`, async () => {
+    const root = project();
+    const session = await createToolbelt({ root, userConfig: false, workspace: target.spec() as never });
+    try {
+      await checkpointsRoundTrip(session);
+    } finally {
+      await session.close();
+    }
+    // The project is this machine's directory (mounted, or the same host): restored here too.
+    expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("omega\nneedle one\n");
+    expect(readFileSync(path.join(root, "new.txt"), "utf8")).toBe("made there\n");
+  });
+
   it(`${target.name}: a cancelled call is cancelled there`, async () => {
     const root = project();
     const session = await createToolbelt({
@@ -178,6 +194,59 @@ function suite(target: Target) {
       await session.close();
     }
   });
+}
+
+/**
+ * Writes and edits through a workspace session, then lists, diffs and restores its checkpoints with
+ * the host's `session.checkpoints`, checking through the workspace's own read_file that the files
+ * there went back (and forward again when the restore is undone).
+ */
+async function checkpointsRoundTrip(session: Session): Promise<void> {
+  const read = async (file: string) => JSON.stringify(await session.call("read_file", { path: file }));
+  const w = await session.call(
+    "write_file",
+    { path: "new.txt", content: "made there\n" },
+    { callId: "ck-write" },
+  );
+  expect(w.kind).not.toBe("error");
+  const e = await session.call(
+    "edit_file",
+    { path: "a.txt", old_text: "alpha", new_text: "omega" },
+    { callId: "ck-edit" },
+  );
+  expect(e.kind).not.toBe("error");
+  const list = await session.checkpoints.list();
+  expect(list.map((c) => c.call)).toEqual(["ck-write", "ck-edit"]);
+  expect(list.map((c) => c.files.map((f) => f.path))).toEqual([["new.txt"], ["a.txt"]]);
+  const diff = await session.checkpoints.diff("ck-edit");
+  expect(diff.files).toHaveLength(1);
+  expect(diff.files[0]?.diff).toContain("-alpha");
+  expect(diff.files[0]?.diff).toContain("+omega");
+  const summary = await session.checkpoints.summary();
+  expect(summary.where).toMatch(/checkpoints/);
+  expect(summary.bytes).toBeGreaterThan(0);
+  // An unknown checkpoint is the same error as locally.
+  const unknown = await session.checkpoints.restore("no-such-checkpoint").catch((x: unknown) => x);
+  expect((unknown as ToolbeltError).code).toBe("ENOENT");
+  const restored = await session.checkpoints.restore("ck-write");
+  expect([...restored.files].sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+    { path: "a.txt", action: "written" },
+    { path: "new.txt", action: "removed" },
+  ]);
+  expect(restored.checkpoint).toBeDefined();
+  expect(await read("a.txt")).toContain("alpha");
+  expect(await read("new.txt")).toContain("ENOENT");
+  // The restore is a checkpoint there too: restoring it undoes the restore.
+  const undone = await session.checkpoints.restore(restored.checkpoint as string);
+  expect(undone.files.map((f) => f.path).sort()).toEqual(["a.txt", "new.txt"]);
+  expect(await read("a.txt")).toContain("omega");
+  expect(await read("new.txt")).toContain("made there");
+  expect((await session.checkpoints.list()).map((c) => c.tool)).toEqual([
+    "write_file",
+    "edit_file",
+    "checkpoints_restore",
+    "checkpoints_restore",
+  ]);
 }
 
 /** Processes on this machine (the SSH host) serving `root` (`serve --mcp --root ROOT`). */
@@ -218,6 +287,37 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", { ti
   });
   suite(docker);
 
+  it("docker: with the project copied in (this machine cannot see it), the host SDK restores the files in the container", async () => {
+    const root = project();
+    const session = await createToolbelt({
+      root,
+      userConfig: false,
+      workspace: { ...docker.spec(), project: "copy" } as never,
+    });
+    try {
+      await checkpointsRoundTrip(session);
+    } finally {
+      await session.close();
+    }
+    // Nothing of it reached this machine: the changes and their restores happened in the container.
+    expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("alpha\nneedle one\n");
+    expect(existsSync(path.join(root, "new.txt"))).toBe(false);
+    expect(await allSessionContainers()).toEqual([]);
+  });
+
+  it("docker: the CLI lists and restores the checkpoints of a running container, with the workspace's policy and the host's tightening", async () => {
+    const name = `tb-ckpt-${process.pid}`;
+    const container = await startToolbeltContainer(name, hostToolbelt());
+    try {
+      await cliRoundTrip(["--workspace", `docker:${name}:/work`], docker.env(), (file) =>
+        execIn(name, ["cat", `/work/${file}`]),
+      );
+    } finally {
+      await container.remove();
+    }
+    // Eight CLI runs, each starting toolbelt in the container: more than one test's usual budget.
+  }, 180_000);
+
   it("docker: killing the container mid-call fails the call with EWORKSPACE, and nothing is left", async () => {
     const root = project();
     const id = `s-kill-${process.pid}`;
@@ -241,6 +341,9 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", { ti
       // The next call tries the workspace again and says it is gone, not a hang.
       const next = await session.call("read_file", { path: "a.txt" });
       expect(next).toMatchObject({ kind: "error", code: "EWORKSPACE" });
+      // The checkpoints are the workspace's: with it gone they are EWORKSPACE, never this machine's.
+      const listed = await session.checkpoints.list().catch((e: unknown) => e);
+      expect(ToolbeltError.isInstance(listed) && listed.code).toBe("EWORKSPACE");
     } finally {
       await session.close();
     }
@@ -311,6 +414,71 @@ describe.skipIf(skipDocker)("docker workspace (private daemon, built CLI)", { ti
   });
 });
 
+/**
+ * The CLI end to end against a workspace that outlives each command (a running container, an SSH
+ * host): writes with `exec`, then `checkpoints list/diff/restore --workspace`, checking the files
+ * there with `contents`. A restore is a write there: a host config that denies writes refuses it,
+ * and nothing changes; a protected path needs --allow protected.
+ */
+async function cliRoundTrip(
+  where: string[],
+  env: NodeJS.ProcessEnv,
+  contents: (file: string) => Promise<string>,
+): Promise<void> {
+  const calls = [
+    { id: "cw", tool: "write_file", input: { path: "a.txt", content: "first\n" } },
+    { id: "cx", tool: "write_file", input: { path: "a.txt", content: "second\n" } },
+    { id: "cy", tool: "write_file", input: { path: "new.txt", content: "made there\n" } },
+  ];
+  const wrote = await cli(["exec", ...where, "--allow", "protected"], {
+    input: [
+      ...calls,
+      { id: "cz", tool: "write_file", input: { path: ".mcp.json", content: '{"mcpServers":{}}\n' } },
+    ]
+      .map((c) => JSON.stringify(c))
+      .join("\n"),
+    env,
+    timeoutMs: 75_000,
+  });
+  expect(wrote.code, wrote.stderr).toBe(0);
+  expect(await contents("a.txt")).toBe("second\n");
+  const listed = await cli(["checkpoints", "list", ...where, "--json"], { env, timeoutMs: 75_000 });
+  expect(listed.code, listed.stderr).toBe(0);
+  const list = JSON.parse(listed.stdout) as { checkpoints: Array<{ call?: string }>; store: string };
+  expect(list.checkpoints.map((c) => c.call)).toEqual(["cw", "cx", "cy", "cz"]);
+  const text = await cli(["checkpoints", "diff", "cx", ...where], { env, timeoutMs: 75_000 });
+  expect(text.code, text.stderr).toBe(0);
+  expect(text.stdout).toContain("-first");
+  expect(text.stdout).toContain("+second");
+  // The host's own settings travel and can only tighten: a deny rule for restores refuses it there.
+  const deny = path.join(tempRoot("tb-ws-deny-"), "deny.json");
+  writeFileSync(deny, JSON.stringify({ tools: { checkpoints: { rules: { deny: ["write(**)"] } } } }));
+  const refused = await cli(["checkpoints", "restore", "cx", ...where, "--config", deny], {
+    env,
+    timeoutMs: 75_000,
+  });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toMatch(/EDENIED/);
+  expect(await contents("a.txt")).toBe("second\n");
+  // A restore touching a protected path there needs --allow protected, as any write there.
+  const protectedRefused = await cli(["checkpoints", "restore", "cx", ...where], { env, timeoutMs: 75_000 });
+  expect(protectedRefused.code).toBe(1);
+  expect(protectedRefused.stderr).toMatch(/EDENIED: .*protected/);
+  expect(await contents("a.txt")).toBe("second\n");
+  const restored = await cli(["checkpoints", "restore", "cx", ...where, "--allow", "protected", "--json"], {
+    env,
+    timeoutMs: 75_000,
+  });
+  expect(restored.code, restored.stderr).toBe(0);
+  expect(JSON.parse(restored.stdout)).toMatchObject({ kind: "checkpoint_restore" });
+  expect(await contents("a.txt")).toBe("first\n");
+  expect(await contents("new.txt")).toBe("");
+  expect(await contents(".mcp.json")).toBe("");
+  const unknown = await cli(["checkpoints", "restore", "nope", ...where], { env, timeoutMs: 75_000 });
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toMatch(/ENOENT: no checkpoint "nope"/);
+}
+
 /** Imports an image holding one text file (no libc, no shell) through the Engine API. */
 async function importEmptyImage(name: string): Promise<number> {
   const { execFileSync } = await import("node:child_process");
@@ -376,6 +544,15 @@ describe.skipIf(skipSsh)(
       expect(servingRoot(root)).toEqual([]);
     });
 
+    it("ssh: the CLI lists and restores the checkpoints recorded on the host, with the workspace's policy and the host's tightening", async () => {
+      const root = tempRoot("tb-ws-ck-");
+      await cliRoundTrip(["--workspace", `ssh:${sshd?.host}:${root}`], ssh.env(), async (file) => {
+        const at = path.join(root, file);
+        return existsSync(at) ? readFileSync(at, "utf8") : "";
+      });
+      // Eight CLI runs, each logging in with ssh and starting toolbelt there.
+    }, 180_000);
+
     it("ssh: a host that cannot be reached is named (EWORKSPACE), exit 1", async () => {
       const result = await cli(
         ["run", "read_file", "--workspace", "ssh:no-such-host.invalid:/srv", "--input", '{"path":"a"}'],
@@ -425,6 +602,19 @@ describe("workspace usage errors (no daemon needed)", () => {
     ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/not starting with -/);
+  });
+
+  it("serve --mcp answers toolbelt/checkpoints only to a host that negotiated the workspace capability", async () => {
+    const root = tempRoot();
+    // Well formed or not, the method does not exist for a client that is no toolbelt host.
+    const answers = await mcpCall(
+      ["--root", root],
+      [
+        { method: "toolbelt/checkpoints", params: { action: "list" } },
+        { method: "toolbelt/checkpoints", params: { action: "nope" } },
+      ],
+    );
+    expect(answers.map((a) => a.error?.code)).toEqual([-32601, -32601]);
   });
 
   it("the SDK rejects an unknown kind with EINVAL_INPUT", async () => {

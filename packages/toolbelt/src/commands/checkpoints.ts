@@ -1,25 +1,31 @@
-import path from "node:path";
 import {
   type Checkpoint,
   type CheckpointFile,
   createSession,
   type FileState,
   normaliseError,
+  type Session,
 } from "@toolbelt/core";
 import type { Argv } from "yargs";
-import { resolveSessionConfig } from "../create.js";
+import { openToolbelt, resolveSessionConfig } from "../create.js";
 import { EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE } from "./exit.js";
-import { type ArgsOf, trustOption } from "./options.js";
+import { type ArgsOf, trustOption, workspaceOption } from "./options.js";
+import { sessionRoot } from "./session.js";
 
 export const command = "checkpoints <action> [id]";
 export const describe =
-  "the changes tools made in this root: list, diff ID, restore ID (ID: a checkpoint id, a call id or last)";
+  "the changes tools made in this root (or in the workspace's): list, diff ID, restore ID (ID: a checkpoint id, a call id or last)";
 
 export function options(y: Argv) {
   return y
     .positional("action", { choices: ["list", "diff", "restore"], demandOption: true })
     .positional("id", { type: "string", describe: "checkpoint id, call id, or last" })
-    .option("root", { type: "string", default: process.cwd(), defaultDescription: "current directory" })
+    .option("root", {
+      type: "string",
+      describe: "project root; in a remote workspace, the path there",
+      defaultDescription: "current directory",
+    })
+    .option("workspace", workspaceOption)
     .option("config", { type: "string", describe: "config file layered over <root>/configs/app.json" })
     .option("allow", {
       type: "string",
@@ -64,6 +70,28 @@ function line(cp: Checkpoint): string {
 }
 
 /**
+ * The session whose checkpoints the command reads: one in the root on this machine (its store here),
+ * or, with --workspace, one whose checkpoints are the workspace's, reached through the same link as
+ * its tools (the host's --config and --allow travel, as for any session there).
+ */
+async function openCheckpoints(args: CheckpointsArgs): Promise<Session> {
+  const { root, workspace } = await sessionRoot(args);
+  if (workspace !== undefined)
+    return openToolbelt({
+      root,
+      workspace,
+      ...(args.config ? { configFile: args.config } : {}),
+      ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+      allow: args.allow ?? [],
+    });
+  const { config, trust } = await resolveSessionConfig(root, {
+    ...(args.config ? { configFile: args.config } : {}),
+    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
+  });
+  return createSession({ root, config, trust, allow: args.allow ?? [] });
+}
+
+/**
  * `toolbelt checkpoints list | diff ID | restore ID`: the changes tools made in a root, read from
  * the store outside it, and restores through the same write path tools use (policy, protected
  * paths), so a restore is itself a checkpoint.
@@ -78,24 +106,18 @@ export async function checkpoints(args: CheckpointsArgs): Promise<number> {
     process.stderr.write(`toolbelt: ${usage}\nRun toolbelt checkpoints --help for usage.\n`);
     return EXIT_USAGE;
   }
-  const root = path.resolve(args.root);
-  const { config, trust } = await resolveSessionConfig(root, {
-    ...(args.config ? { configFile: args.config } : {}),
-    ...(args.trust !== undefined ? { trustProject: args.trust } : {}),
-  });
-  const session = await createSession({ root, config, trust, allow: args.allow ?? [] });
+  const session = await openCheckpoints(args);
   const out = (value: unknown, text: string) =>
     process.stdout.write(args.json ? `${JSON.stringify(value)}\n` : text.endsWith("\n") ? text : `${text}\n`);
   try {
     const recorded = session.checkpoints;
     if (args.action === "list") {
       const list = await recorded.list();
-      const store = recorded.store();
-      const used = await store.usage();
-      const max = recorded.config.maxBytes;
-      const head = `# Checkpoints: ${list.length} (store ${store.dir}: ${mib(used)} of ${mib(max)}; oldest pruned first, older than ${recorded.config.maxAgeDays} days pruned; files over ${mib(recorded.config.maxFileBytes)} not recorded)${recorded.config.enabled ? "" : "\n# Recording is off (checkpoints.enabled: false)"}`;
+      const { where, bytes: used, config } = await recorded.summary();
+      const max = config.maxBytes;
+      const head = `# Checkpoints: ${list.length} (store ${where}: ${mib(used)} of ${mib(max)}; oldest pruned first, older than ${config.maxAgeDays} days pruned; files over ${mib(config.maxFileBytes)} not recorded)${config.enabled ? "" : "\n# Recording is off (checkpoints.enabled: false)"}`;
       out(
-        { kind: "checkpoints", store: store.dir, bytes: used, max_bytes: max, checkpoints: list },
+        { kind: "checkpoints", store: where, bytes: used, max_bytes: max, checkpoints: list },
         [head, ...list.map(line)].join("\n"),
       );
       return EXIT_OK;
