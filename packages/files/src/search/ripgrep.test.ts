@@ -95,35 +95,48 @@ describe("ripgrep plain output read the same as --json", () => {
     put("nu/ok.txt", "hit\n");
   };
 
-  it.skipIf(noRg)("for awkward names, encodings, line ends, long lines and binary files", async () => {
-    const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-")));
-    tree(root);
-    const run = (target: string, query: string, maxMatches: number, jsonOnly: boolean) =>
-      searchWithRipgrep({ rg: rg?.path as string, cwd: root, target, query, maxMatches, jsonOnly });
-    for (const target of ["both", "rg", "nl", "nu", ".", "both/bin.dat", "rg/bare-cr.txt", "both/crlf.txt"]) {
-      for (const query of ["hit", "^hit$", "x*", "\\r"]) {
-        for (const max of [1_000_000, 7, 1]) {
-          const plain = await run(target, query, max, false);
-          expect(plain, `${target} ${query} ${max}`).toEqual(await run(target, query, max, true));
+  it.skipIf(noRg)(
+    "for awkward names, encodings, line ends, long lines and binary files",
+    async () => {
+      const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-")));
+      tree(root);
+      const run = (target: string, query: string, maxMatches: number, jsonOnly: boolean) =>
+        searchWithRipgrep({ rg: rg?.path as string, cwd: root, target, query, maxMatches, jsonOnly });
+      for (const target of [
+        "both",
+        "rg",
+        "nl",
+        "nu",
+        ".",
+        "both/bin.dat",
+        "rg/bare-cr.txt",
+        "both/crlf.txt",
+      ]) {
+        for (const query of ["hit", "^hit$", "x*", "\\r"]) {
+          for (const max of [1_000_000, 7, 1]) {
+            const plain = await run(target, query, max, false);
+            expect(plain, `${target} ${query} ${max}`).toEqual(await run(target, query, max, true));
+          }
         }
       }
-    }
-    const all = await run(".", "hit", 1_000_000, false);
-    const names = all.files.map((f) => f.path);
-    expect(names).toContain('both/x: binary file matches (found "\\0" byte around offset 1)');
-    expect(names).not.toContain("both/bin.dat");
-    // Its first line's JSON message passes 8 MiB (a submatch per `hit`): dropped, as before.
-    expect(all.files.find((f) => f.path === "rg/huge-json.txt")?.matches).toEqual([
-      { line: 2, text: "hit after" },
-    ]);
-    expect(all.files.find((f) => f.path === "rg/bare-cr.txt")?.matches).toEqual([
-      { line: 1, text: "hit one" },
-      { line: 2, text: "hit last\r" },
-    ]);
-    expect(all.files.find((f) => f.path === "both/long.txt")?.matches[0]?.text.length).toBe(4 + 200 * 1024);
-    expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
-    // 192 pairs of ripgrep runs: under a loaded machine that is more than the default 30 s.
-  }, 120_000);
+      const all = await run(".", "hit", 1_000_000, false);
+      const names = all.files.map((f) => f.path);
+      expect(names).toContain('both/x: binary file matches (found "\\0" byte around offset 1)');
+      expect(names).not.toContain("both/bin.dat");
+      // Its first line's JSON message passes 8 MiB (a submatch per `hit`): dropped, as before.
+      expect(all.files.find((f) => f.path === "rg/huge-json.txt")?.matches).toEqual([
+        { line: 2, text: "hit after" },
+      ]);
+      expect(all.files.find((f) => f.path === "rg/bare-cr.txt")?.matches).toEqual([
+        { line: 1, text: "hit one" },
+        { line: 2, text: "hit last\r" },
+      ]);
+      expect(all.files.find((f) => f.path === "both/long.txt")?.matches[0]?.text.length).toBe(4 + 200 * 1024);
+      expect(all.files.find((f) => f.path === "both/many.txt")?.matches).toHaveLength(3000);
+      // 192 pairs of ripgrep runs: under a loaded machine that is more than the default 30 s.
+    },
+    120_000,
+  );
 
   it.skipIf(noRg)("reads as JSON only the files plain output cannot carry, not the whole batch", async () => {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), "tb-rg-plain-log-")));
