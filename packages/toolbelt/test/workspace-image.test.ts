@@ -1,0 +1,195 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { cpSync, realpathSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lacks } from "../../../test-support/capability.js";
+import { assertBuilt, cli, jsonLines, REPO, tempRoot } from "./cli-harness.js";
+import { type Registry, startRegistry } from "./npm-registry-fixture.js";
+import {
+  allSessionContainers,
+  BASE_IMAGE,
+  dockerMissing,
+  dockerSocket,
+  engine,
+} from "./workspace-fixtures.js";
+
+// docker/Dockerfile, built here as a user builds it, and used as a Docker workspace: the session runs
+// the image's own toolbelt (its dev.toolbelt.* labels), nothing of this machine's mounted. No image
+// can be pulled here, so its Node base is made from the debootstrap image and this machine's Node and
+// npm (like the official Node images: node and npm in /usr/local, a `node` user); @toolbelt/* comes
+// from this checkout's packed packages through a loopback registry (npm-registry-fixture.ts).
+
+const skipDocker = lacks("docker", await dockerMissing());
+const DOCKER_HOST = process.env.TOOLBELT_TEST_DOCKER_HOST ?? "";
+
+const RUN = randomUUID().slice(0, 8);
+/** Every image this file builds carries it (the Node base has it, the rest inherit it): removed at the end. */
+const MARK = "dev.toolbelt.test-build";
+const NODE_IMAGE = `toolbelt-test-node:${RUN}`;
+const IMAGE = `toolbelt-test-workspace:${RUN}`;
+
+/** Builds `dir` (its Dockerfile) with the daemon's builder; throws with the build's last lines on failure. */
+function buildImage(dir: string, tag: string, query: Record<string, string>): Promise<void> {
+  const socketPath = dockerSocket();
+  if (!socketPath) throw new Error("TOOLBELT_TEST_DOCKER_HOST is not set");
+  const params = new URLSearchParams({ t: tag, rm: "1", forcerm: "1", ...query });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath,
+        path: `/build?${params}`,
+        method: "POST",
+        headers: { "content-type": "application/x-tar" },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          text += d;
+        });
+        res.on("end", () => {
+          const lines = jsonLines(text) as Array<{ stream?: string; error?: string }>;
+          const failed = res.statusCode !== 200 || lines.some((l) => l.error);
+          if (!failed) return resolve();
+          const log = lines.map((l) => l.stream ?? l.error ?? "").join("");
+          reject(new Error(`docker build of ${tag} failed (${res.statusCode}):\n${log.slice(-4000)}`));
+        });
+      },
+    );
+    req.on("error", reject);
+    const tar = spawn("tar", ["-C", dir, "-c", "."], { stdio: ["ignore", "pipe", "inherit"] });
+    tar.on("error", reject);
+    tar.stdout.pipe(req);
+  });
+}
+
+/** The build context of the stand-in for an official Node image. */
+function nodeImageContext(): string {
+  const dir = tempRoot("tb-node-image-");
+  cpSync(realpathSync(process.execPath), path.join(dir, "node"));
+  // npm's own directory, from the npm that runs here (…/npm/bin/npm-cli.js).
+  const npm = path.dirname(path.dirname(realpathSync(path.join(path.dirname(process.execPath), "npm"))));
+  cpSync(npm, path.join(dir, "npm"), { recursive: true });
+  writeFileSync(
+    path.join(dir, "Dockerfile"),
+    [
+      `FROM ${BASE_IMAGE}`,
+      `LABEL ${MARK}=${RUN}`,
+      "COPY node /usr/local/bin/node",
+      "COPY npm /usr/local/lib/node_modules/npm",
+      "RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && useradd --create-home --uid 1000 node",
+      "",
+    ].join("\n"),
+  );
+  return dir;
+}
+
+/** Removes every image this file built (the tagged ones, their build stages and layers), newest first. */
+async function removeImages(): Promise<void> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`${MARK}=${RUN}`] }));
+  for (let round = 0; round < 5; round++) {
+    const listed = await engine("GET", `/images/json?all=true&filters=${filters}`);
+    const images = (listed.body as Array<{ Id: string; Created: number }>).sort(
+      (a, b) => b.Created - a.Created,
+    );
+    if (images.length === 0) return;
+    for (const image of images) await engine("DELETE", `/images/${image.Id}?force=true`);
+  }
+}
+
+function project(): string {
+  const root = tempRoot("tb-ws-image-");
+  writeFileSync(path.join(root, "a.txt"), "alpha\nneedle one\n");
+  return root;
+}
+
+type Check = { family: string; name: string; status: string; detail: string };
+
+describe.skipIf(skipDocker)(
+  "docker/Dockerfile: an image with toolbelt installed (built here, used as a workspace)",
+  () => {
+    let registry: Registry | undefined;
+
+    beforeAll(async () => {
+      assertBuilt();
+      registry = await startRegistry();
+      await buildImage(nodeImageContext(), NODE_IMAGE, {});
+      // As a user builds it, with the registry changed; the host's network, for the loopback registry.
+      await buildImage(path.join(REPO, "docker"), IMAGE, {
+        buildargs: JSON.stringify({
+          NODE_IMAGE,
+          TOOLBELT_VERSION: registry.version,
+          NPM_CONFIG_REGISTRY: registry.url,
+        }),
+        networkmode: "host",
+      });
+    }, 600_000);
+
+    afterAll(async () => {
+      await registry?.stop();
+      if (!skipDocker) await removeImages();
+    });
+
+    it("the image is labelled with its Node and toolbelt, runs as a non-root user, and holds no compiler", async () => {
+      const inspected = await engine("GET", `/images/${encodeURIComponent(IMAGE)}/json`);
+      const config = (inspected.body as { Config: { Labels: Record<string, string>; User: string } }).Config;
+      expect(config.Labels).toMatchObject({
+        "dev.toolbelt.node": "/opt/toolbelt/bin/node",
+        "dev.toolbelt.bin": "/opt/toolbelt/lib/node_modules/@toolbelt/toolbelt/bin/toolbelt.js",
+      });
+      expect(config.User).toBe("node");
+    });
+
+    it("toolbelt run with --workspace docker-image:IMAGE reads, searches and runs the shell with the image's toolbelt", async () => {
+      const root = project();
+      const args = ["--workspace", `docker-image:${IMAGE}`, "--root", root];
+      const env = { DOCKER_HOST };
+      const read = await cli(["run", "read_file", ...args, "--input", '{"path":"a.txt"}'], {
+        env,
+        timeoutMs: 75_000,
+      });
+      expect(read.code, read.stderr).toBe(0);
+      expect(read.stdout).toContain("needle one");
+      // ripgrep, from the image's installation.
+      const search = await cli(["run", "search_files", ...args, "--input", '{"query":"needle"}'], {
+        env,
+        timeoutMs: 75_000,
+      });
+      expect(search.code, search.stderr).toBe(0);
+      expect(search.stdout).toContain("a.txt");
+      const command = [
+        "command -v toolbelt",
+        // Where this machine's Node would be mounted, had the image none of its own.
+        "test -e /opt/toolbelt/node && echo host-node-mounted || echo no-host-node",
+        "command -v gcc cc || echo no-compiler",
+      ].join("; ");
+      const shell = await cli(
+        ["run", "shell", ...args, "--allow", "shell", "--input", JSON.stringify({ command })],
+        { env, timeoutMs: 75_000 },
+      );
+      expect(shell.code, shell.stderr).toBe(0);
+      expect(shell.stdout).toContain("/opt/toolbelt/bin/toolbelt");
+      expect(shell.stdout).toContain("no-host-node");
+      expect(shell.stdout).toContain("no-compiler");
+      expect(await allSessionContainers()).toEqual([]);
+    });
+
+    it("doctor --workspace docker-image:IMAGE says the image's own toolbelt is used, with its ripgrep and sandbox helper", async () => {
+      const root = project();
+      const result = await cli(
+        ["doctor", "--format", "json", "--workspace", `docker-image:${IMAGE}`, "--root", root],
+        { env: { DOCKER_HOST }, timeoutMs: 75_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const checks = JSON.parse(result.stdout) as Check[];
+      const find = (family: string, name: string) =>
+        checks.find((c) => c.family === family && c.name === name);
+      expect(find("workspace", "toolbelt")?.detail).toMatch(/the image's own toolbelt/);
+      expect(find("workspace:files", "search")?.detail).toContain("/opt/toolbelt/lib/node_modules/");
+      expect(find("workspace:shell", "sandbox-helper")?.status).toBe("ok");
+      expect(await allSessionContainers()).toEqual([]);
+    });
+  },
+);
