@@ -190,7 +190,7 @@ describe.skipIf(skipDocker)(
       expect(config.User).toBe("node");
     });
 
-    it("toolbelt run with --workspace docker-image:IMAGE reads, searches and runs the shell with the image's toolbelt", async () => {
+    it("toolbelt run with --workspace docker-image:IMAGE reads, searches and runs the shell in a container of the image", async () => {
       const root = project();
       const args = ["--workspace", `docker-image:${IMAGE}`, "--root", root];
       const env = { DOCKER_HOST };
@@ -208,9 +208,8 @@ describe.skipIf(skipDocker)(
       expect(search.code, search.stderr).toBe(0);
       expect(search.stdout).toContain("a.txt");
       const command = [
+        // The image's installation is on its PATH (for `docker:NAME` and pods), the compiler is not.
         "command -v toolbelt",
-        // Where this machine's Node would be mounted, had the image none of its own.
-        "test -e /opt/toolbelt/node && echo host-node-mounted || echo no-host-node",
         "command -v gcc cc || echo no-compiler",
       ].join("; ");
       const shell = await cli(
@@ -219,7 +218,6 @@ describe.skipIf(skipDocker)(
       );
       expect(shell.code, shell.stderr).toBe(0);
       expect(shell.stdout).toContain("/opt/toolbelt/bin/toolbelt");
-      expect(shell.stdout).toContain("no-host-node");
       expect(shell.stdout).toContain("no-compiler");
       expect(await allSessionContainers()).toEqual([]);
     });
