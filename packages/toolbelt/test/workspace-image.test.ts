@@ -24,9 +24,6 @@ import {
 const skipDocker = lacks("docker", await dockerMissing());
 const DOCKER_HOST = process.env.TOOLBELT_TEST_DOCKER_HOST ?? "";
 
-// The stand-in Node image is kept across runs, as scripts/ci/docker-up.sh keeps its base image: its
-// tag names the Node and npm it holds, and it is made when the daemon lacks it.
-const NODE_IMAGE = `toolbelt-test-node:${process.version}-npm${npmVersion()}`;
 const IMAGE = `toolbelt-test-workspace:${randomUUID().slice(0, 8)}`;
 
 function npmDir(): string {
@@ -103,9 +100,13 @@ function layersOf(log: string): Layer[] {
   return layers;
 }
 
-/** The stand-in for an official Node image, made unless the daemon has it. */
-async function nodeImage(): Promise<void> {
-  if ((await engine("GET", `/images/${encodeURIComponent(NODE_IMAGE)}/json`)).status === 200) return;
+/**
+ * The stand-in for an official Node image, made unless the daemon has it: kept across runs, as
+ * scripts/ci/docker-up.sh keeps its base image, under a tag naming the Node and npm it holds.
+ */
+async function nodeImage(): Promise<string> {
+  const tag = `toolbelt-test-node:${process.version}-npm${npmVersion()}`;
+  if ((await engine("GET", `/images/${encodeURIComponent(tag)}/json`)).status === 200) return tag;
   const dir = tempRoot("tb-node-image-");
   cpSync(realpathSync(process.execPath), path.join(dir, "node"));
   cpSync(npmDir(), path.join(dir, "npm"), { recursive: true });
@@ -119,7 +120,8 @@ async function nodeImage(): Promise<void> {
       "",
     ].join("\n"),
   );
-  await buildImage(dir, NODE_IMAGE, {});
+  await buildImage(dir, tag, {});
+  return tag;
 }
 
 /**
@@ -154,7 +156,7 @@ describe.skipIf(skipDocker)(
       registry = await startRegistry();
       const packed = seconds(started);
       started = Date.now();
-      await nodeImage();
+      const NODE_IMAGE = await nodeImage();
       const base = seconds(started);
       // As a user builds it, with the registry changed; on the host's network, for the loopback
       // registry, which is the build's HTTP proxy too (a predefined build argument, kept out of the image).
