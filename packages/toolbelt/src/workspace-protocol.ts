@@ -54,8 +54,11 @@ export const checkpointsRequestSchema = z.discriminatedUnion("action", [
   z.object({
     action: z.literal("restore"),
     checkpoint: z.string().min(1).max(CALL_ID_MAX),
-    /** The writer the restore is judged as (the CLI's `checkpoints_restore`). */
-    tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/),
+    /**
+     * The writer the restore is judged as: only `checkpoints_restore` (the tools.checkpoints rules), so
+     * a client cannot have a restore judged as a writer its rules leave more room.
+     */
+    tool: z.literal("checkpoints_restore"),
   }),
 ]);
 

@@ -282,7 +282,14 @@ function remoteCheckpoints(link: WorkspaceLink): RemoteCheckpoints {
   return {
     list: () => ask({ action: "list" }, checkpointListSchema) as Promise<Checkpoint[]>,
     diff: (checkpoint) => ask({ action: "diff", checkpoint }, checkpointDiffSchema),
-    restore: (checkpoint, tool) => ask({ action: "restore", checkpoint, tool }, restoreResultSchema),
+    restore: async (checkpoint, tool) => {
+      if (tool !== "checkpoints_restore")
+        throw new ToolbeltError(
+          "EINVAL_INPUT",
+          `a workspace's checkpoints are restored as checkpoints_restore, not as ${tool}`,
+        );
+      return ask({ action: "restore", checkpoint, tool }, restoreResultSchema);
+    },
     summary: async () => {
       const summary = await ask({ action: "summary" }, checkpointsSummarySchema);
       return { ...summary, where: `${link.label}: ${summary.where}` };

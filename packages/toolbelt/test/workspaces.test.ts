@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lacks } from "../../../test-support/capability.js";
 import { createToolbelt } from "../src/index.js";
 import { hostToolbelt } from "../src/workspace-session.js";
-import { assertBuilt, cli, jsonLines, mcpCall, tempRoot } from "./cli-harness.js";
+import { assertBuilt, BIN, cli, jsonLines, mcpCall, tempRoot } from "./cli-harness.js";
 import { until } from "./mcp-raw.js";
 import {
   allSessionContainers,
@@ -615,6 +615,47 @@ describe("workspace usage errors (no daemon needed)", () => {
       ],
     );
     expect(answers.map((a) => a.error?.code)).toEqual([-32601, -32601]);
+  });
+
+  it("a restore asked for over the link is judged as checkpoints_restore: a client cannot name a laxer writer", async () => {
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { z } = await import("@toolbelt/core");
+    const root = tempRoot();
+    const client = new Client(
+      { name: "claims-to-be-a-host", version: "1" },
+      { capabilities: { experimental: { "toolbelt/workspace": {} } } },
+    );
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, "serve", "--mcp", "--root", root],
+        stderr: "ignore",
+      }),
+    );
+    try {
+      const asked = (tool: string) =>
+        client
+          .request(
+            { method: "toolbelt/checkpoints", params: { action: "restore", checkpoint: "c1", tool } },
+            z.looseObject({}),
+          )
+          .then(
+            (value) => ({ value }),
+            (error: { code?: number; message?: string }) => ({ code: error.code, message: error.message }),
+          );
+      // As write_file it would be judged by tools.file's rules, not tools.checkpoints'.
+      expect(await asked("write_file")).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/tool/),
+      });
+      // As checkpoints_restore it is taken (and told there is no such checkpoint).
+      expect(await asked("checkpoints_restore")).toMatchObject({
+        value: { ok: false, error: { code: "ENOENT" } },
+      });
+    } finally {
+      await client.close();
+    }
   });
 
   it("the SDK rejects an unknown kind with EINVAL_INPUT", async () => {
