@@ -67,8 +67,11 @@ function project(): string {
 type Line = { id: string; tool: string; result: Record<string, unknown> };
 
 function suite(target: Target) {
-  it(`${target.name}: the built CLI reads, searches, writes, edits and runs the shell there (exec, one session)`, async () => {
+  it(`${target.name}: the built CLI reads, searches, writes, edits and runs the shell there, sandboxed (exec, one session)`, async () => {
     const root = project();
+    // Outside the project, in a folder root may write to (in the container, and on the SSH host,
+    // which is this machine): only the sandbox stands between the command and it.
+    const outside = `/root/tb-ws-outside-${process.pid}-${Date.now()}`;
     const calls = [
       { id: "r", tool: "read_file", input: { path: "a.txt" } },
       { id: "s", tool: "search_files", input: { query: "needle" } },
@@ -76,6 +79,8 @@ function suite(target: Target) {
       { id: "e", tool: "edit_file", input: { path: "a.txt", old_text: "alpha", new_text: "omega" } },
       { id: "x", tool: "shell", input: { command: "cat new.txt; echo in-$(pwd)" } },
       { id: "o", tool: "read_file", input: { path: "/etc/hostname" } },
+      // The shell's Landlock sandbox applies there too: outside the project nothing is writable.
+      { id: "y", tool: "shell", input: { command: `echo escaped > ${outside}` } },
     ];
     const result = await cli(["exec", ...target.cliArgs(root), "--allow", "shell", "--no-fail-on-error"], {
       input: calls.map((c) => JSON.stringify(c)).join("\n"),
@@ -95,6 +100,14 @@ function suite(target: Target) {
     expect(shell).toContain(`in-${root}`);
     // A path outside the project is refused there, as here (the workspace's own policy).
     expect(lines.get("o")).toMatchObject({ kind: "error", code: "EPATH_ESCAPE" });
+    const escaped = lines.get("y") as {
+      exit_code?: number;
+      sandbox_denied?: Array<{ path: string; why: string }>;
+    };
+    expect(escaped.exit_code).not.toBe(0);
+    // Reads are confined too (the default), so /root is neither readable nor writable there.
+    expect(escaped.sandbox_denied).toContainEqual({ path: outside, why: "outside_readable" });
+    expect(existsSync(outside)).toBe(false);
     // The project is this machine's directory (mounted, or the same host): the changes are here.
     expect(readFileSync(path.join(root, "new.txt"), "utf8")).toBe("made there\n");
     expect(readFileSync(path.join(root, "a.txt"), "utf8")).toBe("omega\nneedle one\n");
