@@ -29,25 +29,31 @@ const secrets = mkdtempSync(path.join(os.tmpdir(), "tb-conformance-secrets-"));
 // register dynamically), and a pre-registered client where the scenario hands one over.
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
 const clientCredentials = scenario.startsWith("auth/client-credentials-");
+const crossAppAccess = scenario.startsWith("auth/cross-app-access-");
+// Both get their tokens by themselves: nobody signs in.
+const unattended = clientCredentials || crossAppAccess;
 
 /**
- * The client_credentials settings a pipeline puts in its config: the client id, the authorization
- * server it was issued by, and the secret from the environment or the private key from a file.
- * That server is the user's to know; here the run learns it from the MCP server's metadata.
+ * The authorization server a pipeline's client was issued by. That server is the user's to know;
+ * here the run learns it from the MCP server's metadata.
  */
-async function credentialsConfig() {
-  let issuer;
+async function issuerOf() {
   for (const where of [
     "/.well-known/oauth-protected-resource/mcp",
     "/.well-known/oauth-protected-resource",
   ]) {
     const res = await fetch(new URL(where, url));
-    if (res.ok) {
-      issuer = (await res.json()).authorization_servers?.[0];
-      break;
-    }
+    if (res.ok) return (await res.json()).authorization_servers?.[0];
   }
-  const common = { grant: "client_credentials", client_id: context.client_id, issuer };
+  return undefined;
+}
+
+/**
+ * The client_credentials settings a pipeline puts in its config: the client id, the authorization
+ * server it was issued by, and the secret from the environment or the private key from a file.
+ */
+async function credentialsConfig() {
+  const common = { grant: "client_credentials", client_id: context.client_id, issuer: await issuerOf() };
   if (context.client_secret) {
     process.env.CONFORMANCE_CLIENT_SECRET = context.client_secret;
     // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config itself
@@ -59,15 +65,38 @@ async function credentialsConfig() {
   return { ...common, private_key_file: keyFile };
 }
 
+/**
+ * The cross_app_access settings an organisation gives its agents: the client registered at the MCP
+ * server's authorization server (its secret from the environment), and the identity provider's token
+ * endpoint and client. The user's ID token is in a file the organisation's sign-in tool keeps fresh.
+ */
+async function crossAppAccessConfig() {
+  process.env.CONFORMANCE_CLIENT_SECRET = context.client_secret;
+  const idToken = path.join(secrets, "id_token");
+  writeFileSync(idToken, context.idp_id_token, { mode: 0o600 });
+  return {
+    grant: "cross_app_access",
+    client_id: context.client_id,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config itself
+    client_secret: "${CONFORMANCE_CLIENT_SECRET}",
+    issuer: await issuerOf(),
+    idp_token_endpoint: context.idp_token_endpoint,
+    idp_client_id: context.idp_client_id,
+    id_token_file: idToken,
+  };
+}
+
 const oauth = clientCredentials
   ? await credentialsConfig()
-  : scenario.startsWith("auth/")
-    ? {
-        client_metadata_url: "https://conformance-test.local/client-metadata.json",
-        ...(context.client_id ? { client_id: context.client_id } : {}),
-        ...(context.client_secret ? { client_secret: context.client_secret } : {}),
-      }
-    : undefined;
+  : crossAppAccess
+    ? await crossAppAccessConfig()
+    : scenario.startsWith("auth/")
+      ? {
+          client_metadata_url: "https://conformance-test.local/client-metadata.json",
+          ...(context.client_id ? { client_id: context.client_id } : {}),
+          ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+        }
+      : undefined;
 const mcpServers = { [SERVER]: { type: "http", url, ...(oauth ? { oauth } : {}) } };
 let failed = false;
 
@@ -91,8 +120,8 @@ async function signIn() {
   );
 }
 
-// A client_credentials client signs in by itself.
-if (scenario.startsWith("auth/") && !clientCredentials) await signIn();
+// A client_credentials or cross_app_access client gets its token by itself.
+if (scenario.startsWith("auth/") && !unattended) await signIn();
 
 const session = await createToolbelt({
   root,

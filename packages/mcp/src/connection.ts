@@ -78,6 +78,10 @@ function signInHint(spec: ServerSpec, error: Error): string {
       /\b40[13]\b/.test(error.message)
       ? `its authorization server refused toolbelt's client credentials (${error.message}): check oauth.client_id and the secret or key`
       : error.message;
+  if (spec.oauth?.grant === "cross_app_access")
+    return /^(InvalidClient|UnauthorizedClient|InvalidGrant|UnauthorizedError)/.test(error.name)
+      ? `its authorization server refused the identity assertion grant or toolbelt's client (${error.message}): check oauth.client_id, its secret and oauth.idp_* (is the ID token still valid?)`
+      : error.message;
   const status = (error as { code?: unknown }).code;
   if (error.name === "UnauthorizedError" || status === 401 || /\b401\b|invalid_token/.test(error.message))
     return `it asks for a sign-in (${error.message}): run \`toolbelt mcp login ${spec.name}\``;
@@ -148,14 +152,27 @@ export class McpConnection {
     // message naming the login command instead of registering a client at every session start.
     // A call refused for want of scope (403 insufficient_scope) is remembered as the sign-in's
     // step-up: nobody can approve a wider grant mid-session, so the call fails naming the login that can.
-    // A client_credentials server needs no sign-in: toolbelt gets its own token, unattended.
-    const { clientCredentialsProvider, readSignIn, StoredOAuthProvider, stepUpNeeded, stepUpRecordingFetch } =
-      await import("./oauth.js");
-    const credentials = spec.oauth?.grant === "client_credentials" ? spec.oauth : undefined;
-    const signedIn = !credentials && readSignIn(spec.url)?.tokens !== undefined;
+    // A client_credentials or cross_app_access server needs no sign-in: toolbelt gets its own token,
+    // unattended.
+    const {
+      clientCredentialsProvider,
+      crossAppAccessProvider,
+      readSignIn,
+      StoredOAuthProvider,
+      stepUpNeeded,
+      stepUpRecordingFetch,
+    } = await import("./oauth.js");
+    const grant = spec.oauth?.grant;
+    const unattended = grant === "client_credentials" || grant === "cross_app_access";
+    const signedIn = !unattended && readSignIn(spec.url)?.tokens !== undefined;
     if (signedIn) this.#stepUp = () => stepUpNeeded(spec);
-    const auth = credentials
-      ? { authProvider: await clientCredentialsProvider({ ...credentials, grant: "client_credentials" }) }
+    const auth = unattended
+      ? {
+          authProvider:
+            grant === "client_credentials"
+              ? await clientCredentialsProvider({ ...spec.oauth, grant })
+              : crossAppAccessProvider({ ...spec.oauth, grant }, spec.url),
+        }
       : signedIn
         ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }
         : {};

@@ -23,16 +23,19 @@ import { readMcpJsonText } from "./server-config.js";
  * login`): a pre-registered client (`client_id`, `client_secret`) or a client ID metadata document
  * (`client_metadata_url`). `grant: "client_credentials"` (machine to machine, nobody signs in): the
  * client's own credentials, a secret (client_secret_basic/post) or a private key (private_key_jwt),
- * sent only to `issuer`. Secrets come from the environment (`${VAR}`) or a file, never the config
- * text itself in a shared file. Read from `mcpServers` in config only (the user's config, --config, a
- * trusted project's configs/app.json), never from `.mcp.json`.
+ * sent only to `issuer`. `grant: "cross_app_access"` (enterprise-managed, SEP-990, nobody signs in
+ * here): the user's ID token from the organisation's identity provider is exchanged there (RFC 8693)
+ * for an identity assertion grant, which the client, with its secret, trades at `issuer` for a token
+ * (RFC 7523). Secrets come from the environment (`${VAR}`) or a file, never the config text itself in
+ * a shared file. Read from `mcpServers` in config only (the user's config, --config, a trusted
+ * project's configs/app.json), never from `.mcp.json`.
  */
 const oauthSchema = z.strictObject({
   grant: z
-    .enum(["authorization_code", "client_credentials"])
+    .enum(["authorization_code", "client_credentials", "cross_app_access"])
     .optional()
     .describe(
-      "authorization_code (default: a person signs in with `toolbelt mcp login`) or client_credentials (machine to machine, unattended)",
+      "authorization_code (default: a person signs in with `toolbelt mcp login`), client_credentials (machine to machine, unattended) or cross_app_access (the organisation's identity provider vouches for the user, unattended)",
     ),
   client_id: z
     .string()
@@ -72,9 +75,53 @@ const oauthSchema = z.strictObject({
     .url()
     .optional()
     .describe(
-      "client_credentials: the authorization server's issuer URL; the credentials are sent to no other, whatever the MCP server's metadata names",
+      "client_credentials and cross_app_access: the authorization server's issuer URL; the credentials are sent to no other, whatever the MCP server's metadata names",
     ),
-  scope: z.string().min(1).optional().describe("client_credentials: the scope to ask for (space-separated)"),
+  scope: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("client_credentials and cross_app_access: the scope to ask for (space-separated)"),
+  idp_token_endpoint: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "cross_app_access: the identity provider's token endpoint, where the ID token is exchanged; https (http only on a loopback host). The ID token is sent nowhere else",
+    ),
+  idp_client_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("cross_app_access: toolbelt's client at the identity provider"),
+  idp_client_secret: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "cross_app_access: that client's secret at the identity provider, if it has one, best a reference to an environment variable",
+    ),
+  idp_client_secret_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "an absolute path (environment variable references expanded) of a file holding the identity provider client's secret, instead of idp_client_secret",
+    ),
+  id_token: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "cross_app_access: the user's ID token from the identity provider, as a reference to an environment variable",
+    ),
+  id_token_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "an absolute path (environment variable references expanded) of a file holding the user's ID token, instead of id_token; read again for each exchange, so a sign-in tool may renew it",
+    ),
   client_metadata_url: z
     .string()
     .url()

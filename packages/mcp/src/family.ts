@@ -264,7 +264,9 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
         detail: `${
           spec.oauth?.grant === "client_credentials"
             ? `client credentials (client ${spec.oauth.client_id}, ${spec.oauth.private_key ? "private_key_jwt" : "client secret"}, issuer ${spec.oauth.issuer}); no sign-in`
-            : signInState(spec.url)
+            : spec.oauth?.grant === "cross_app_access"
+              ? `cross-app access (client ${spec.oauth.client_id}, issuer ${spec.oauth.issuer}; ID token ${spec.oauth.idp && "file" in spec.oauth.idp.id_token ? `from ${spec.oauth.idp.id_token.file}` : "from the environment"}, exchanged at ${spec.oauth.idp?.token_endpoint}); no sign-in`
+              : signInState(spec.url)
         } (${spec.url})`,
       });
   if (checks.length === 0)

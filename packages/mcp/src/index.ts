@@ -27,6 +27,7 @@ export {
   expandEnv,
   type HttpServerSpec,
   hasMcpServers,
+  type IdentityProvider,
   MCP_JSON,
   type ResolvedOAuth,
   readServerSpecs,

@@ -5,6 +5,7 @@ import path from "node:path";
 import {
   extractWWWAuthenticateParams,
   type OAuthClientProvider,
+  type OAuthDiscoveryState,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
@@ -14,7 +15,12 @@ import type {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolbeltError } from "@toolbelt/core";
 import { userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
-import type { HttpServerSpec, ResolvedOAuth } from "./server-config.js";
+import {
+  type HttpServerSpec,
+  type IdentityProvider,
+  type ResolvedOAuth,
+  readIdTokenFile,
+} from "./server-config.js";
 
 // OAuth 2.1 for a project's HTTP MCP servers. The MCP SDK does the protocol (protected-resource and
 // authorization-server metadata discovery, dynamic client registration, PKCE S256, the `resource`
@@ -331,6 +337,150 @@ export async function clientCredentialsProvider(
     });
   if (!oauth.client_secret) throw new Error("client_credentials needs a client secret or a private key");
   return new ClientCredentialsProvider({ ...common, clientSecret: oauth.client_secret });
+}
+
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
+/** The identity provider's answer is small; a larger one is not read. */
+const MAX_IDP_ANSWER_BYTES = 256 * 1024;
+const IDP_TIMEOUT_MS = 30_000;
+
+/** An OAuth error code or description from a server, safe to repeat in a message (no control characters). */
+function quotable(value: unknown): string | undefined {
+  return typeof value === "string" && value.length <= 300 && /^[\x20-\x7E]*$/.test(value) ? value : undefined;
+}
+
+/**
+ * Exchanges the user's ID token at the identity provider (RFC 8693) for an identity assertion grant
+ * (ID-JAG) naming `audience` (the MCP server's authorization server) and `resource` (the MCP server).
+ * The ID token goes only to the configured token endpoint; nothing of the tokens is ever in an error.
+ */
+export async function exchangeIdToken(
+  idp: IdentityProvider,
+  request: { audience: string; resource: string; scope?: string },
+  fetchFn: FetchLike = fetch,
+): Promise<string> {
+  const idToken = "value" in idp.id_token ? idp.id_token.value : readIdTokenFile(idp.id_token.file);
+  const body = new URLSearchParams({
+    grant_type: TOKEN_EXCHANGE,
+    requested_token_type: ID_JAG_TYPE,
+    audience: request.audience,
+    resource: request.resource,
+    subject_token: idToken,
+    subject_token_type: ID_TOKEN_TYPE,
+  });
+  if (request.scope) body.set("scope", request.scope);
+  const headers: Record<string, string> = {
+    "content-type": "application/x-www-form-urlencoded",
+    accept: "application/json",
+  };
+  // A confidential client authenticates with HTTP Basic (RFC 6749 §2.3.1); a public one names itself.
+  if (idp.client_secret !== undefined)
+    headers.authorization = `Basic ${Buffer.from(
+      `${encodeURIComponent(idp.client_id)}:${encodeURIComponent(idp.client_secret)}`,
+    ).toString("base64")}`;
+  else body.set("client_id", idp.client_id);
+  const where = `the identity provider (${idp.token_endpoint})`;
+  let res: Response;
+  try {
+    res = await fetchFn(idp.token_endpoint, {
+      method: "POST",
+      headers,
+      body,
+      // The endpoint is the configured one: a redirect elsewhere would carry the ID token with it.
+      redirect: "error",
+      signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new Error(`cross_app_access: ${where} could not be reached (${(error as Error).name})`);
+  }
+  const text = await res.text();
+  let answer: Record<string, unknown> = {};
+  try {
+    if (text.length <= MAX_IDP_ANSWER_BYTES) answer = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Not JSON: said below without its text, which might echo what was sent.
+  }
+  if (!res.ok) {
+    const code = quotable(answer.error);
+    const described = quotable(answer.error_description);
+    throw new Error(
+      `cross_app_access: ${where} refused the ID token exchange (HTTP ${res.status}${code ? ` ${code}` : ""}${described ? `: ${described}` : ""})`,
+    );
+  }
+  const grant = answer.access_token;
+  if (typeof grant !== "string" || grant.length === 0 || answer.issued_token_type !== ID_JAG_TYPE)
+    throw new Error(`cross_app_access: ${where} did not answer with an identity assertion grant (ID-JAG)`);
+  return grant;
+}
+
+/**
+ * Enterprise-managed authorization (SEP-990), unattended: at each token request the user's ID token
+ * is exchanged at the identity provider for an ID-JAG, which the client (its secret, by the method
+ * the authorization server takes) presents as an RFC 7523 jwt-bearer grant. Tokens live in memory
+ * for the session; a refused one is fetched again the same way. The client information is stamped
+ * with the configured issuer, so the SDK presents nothing (and this provider exchanges nothing) when
+ * the MCP server names another authorization server.
+ */
+export function crossAppAccessProvider(
+  oauth: ResolvedOAuth & { grant: "cross_app_access" },
+  serverUrl: string,
+  fetchFn?: FetchLike,
+): OAuthClientProvider {
+  const { client_id, client_secret, issuer, idp, scope } = oauth;
+  if (!client_id || !client_secret || !issuer || !idp)
+    throw new Error("cross_app_access needs client_id, a client secret, issuer and the identity provider");
+  let tokens: OAuthTokens | undefined;
+  let discovery: OAuthDiscoveryState | undefined;
+  return {
+    get redirectUrl() {
+      return undefined;
+    },
+    clientMetadata: {
+      client_name: "toolbelt",
+      redirect_uris: [],
+      grant_types: [JWT_BEARER],
+      token_endpoint_auth_method: "client_secret_basic",
+      ...(scope ? { scope } : {}),
+    },
+    clientInformation: () => ({ client_id, client_secret, issuer }),
+    tokens: () => tokens,
+    saveTokens: (next) => {
+      tokens = next;
+    },
+    redirectToAuthorization: () => {
+      throw new Error("cross_app_access: nobody signs in; the identity provider's ID token is used");
+    },
+    saveCodeVerifier: () => {},
+    codeVerifier: () => {
+      throw new Error("cross_app_access: no authorization code flow");
+    },
+    saveDiscoveryState: (state) => {
+      discovery = state;
+    },
+    discoveryState: () => discovery,
+    invalidateCredentials: (what) => {
+      if (what === "all" || what === "tokens") tokens = undefined;
+      if (what === "all" || what === "discovery") discovery = undefined;
+    },
+    async prepareTokenRequest(requested) {
+      const assertion = await exchangeIdToken(
+        idp,
+        {
+          // The authorization server as it names itself, and the MCP server as its metadata names it.
+          audience: discovery?.authorizationServerMetadata?.issuer ?? issuer,
+          resource: discovery?.resourceMetadata?.resource ?? serverUrl,
+          ...(requested ? { scope: requested } : {}),
+        },
+        fetchFn,
+      );
+      const params = new URLSearchParams({ grant_type: JWT_BEARER, assertion });
+      if (requested) params.set("scope", requested);
+      return params;
+    },
+  };
 }
 
 /** A loopback HTTP listener for the redirect of one sign-in. */

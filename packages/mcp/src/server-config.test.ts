@@ -5,7 +5,7 @@ import path from "node:path";
 import { parseConfig } from "@toolbelt/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { mcpConfig } from "./contrib.js";
-import { expandEnv, hasMcpServers, readServerSpecs } from "./server-config.js";
+import { expandEnv, hasMcpServers, readIdTokenFile, readServerSpecs } from "./server-config.js";
 import { accessFor, toolNameFor } from "./tools.js";
 
 // The mcp family's own section: core alone does not know mcpServers.
@@ -94,6 +94,74 @@ describe("readServerSpecs", () => {
     expect(problem({ client_id: "ci", private_key_file: keyFile })).toContain(
       'only for grant "client_credentials"',
     );
+  });
+
+  it("cross_app_access: the identity provider over https (http only on loopback), the ID token from the environment or a file read again at each exchange, each grant's keys its own", () => {
+    const dir = root();
+    const tokenFile = path.join(dir, "id_token");
+    writeFileSync(tokenFile, "id-t0ken\n");
+    const xaa = {
+      grant: "cross_app_access",
+      client_id: "agent",
+      client_secret: "s3cret",
+      issuer: "https://auth.example/",
+      idp_token_endpoint: "https://idp.example/oauth2/token",
+      idp_client_id: "toolbelt",
+    };
+    const spec = (oauth: Record<string, string>) => {
+      const { servers, problems } = readServerSpecs(
+        dir,
+        parse({ mcpServers: { s: { url: "https://a.example/mcp", oauth } } }),
+        TRUSTED,
+      );
+      return servers[0] ?? problems[0];
+    };
+    const problem = (oauth: Record<string, string>) => (spec(oauth) as { error?: string }).error ?? "";
+    expect(spec({ ...xaa, id_token_file: tokenFile })).toMatchObject({
+      oauth: {
+        grant: "cross_app_access",
+        issuer: "https://auth.example/",
+        idp: {
+          token_endpoint: "https://idp.example/oauth2/token",
+          client_id: "toolbelt",
+          id_token: { file: tokenFile },
+        },
+      },
+    });
+    // The file is read at each exchange (a sign-in tool renews it), but a missing one is said at start.
+    expect(readIdTokenFile(tokenFile)).toBe("id-t0ken");
+    expect(problem({ ...xaa, id_token_file: path.join(dir, "missing") })).toContain(
+      "oauth.id_token_file: cannot read",
+    );
+    expect(spec({ ...xaa, id_token: "from-env" })).toMatchObject({
+      oauth: { idp: { id_token: { value: "from-env" } } },
+    });
+    expect(spec({ ...xaa, id_token: "t", idp_token_endpoint: "http://127.0.0.1:8080/token" })).toMatchObject({
+      oauth: { idp: { token_endpoint: "http://127.0.0.1:8080/token" } },
+    });
+    expect(problem({ ...xaa, id_token: "t", idp_token_endpoint: "http://idp.example/token" })).toContain(
+      "must be an https URL (http only on a loopback host)",
+    );
+    expect(problem({ ...xaa })).toContain("needs an id_token (or id_token_file)");
+    expect(problem({ ...xaa, id_token: "t", id_token_file: tokenFile })).toContain("not both");
+    const { client_secret: _, ...noSecret } = xaa;
+    expect(problem({ ...noSecret, id_token: "t" })).toContain("needs a client_secret");
+    const { idp_client_id: __, ...noIdpClient } = xaa;
+    expect(problem({ ...noIdpClient, id_token: "t" })).toContain("oauth.idp_client_id: required");
+    // Another grant's keys are refused, by name.
+    expect(problem({ ...xaa, id_token: "t", private_key_file: tokenFile })).toContain(
+      'oauth.private_key_file: only for grant "client_credentials"',
+    );
+    expect(problem({ client_id: "agent", id_token: "t" })).toContain(
+      'oauth.id_token: only for grant "cross_app_access"',
+    );
+    expect(
+      problem({ grant: "client_credentials", client_id: "c", issuer: "https://a/", idp_client_id: "x" }),
+    ).toContain('oauth.idp_client_id: only for grant "cross_app_access"');
+    // No secret or token is quoted in a problem.
+    expect(
+      problem({ ...xaa, id_token: "t0ken-value", idp_token_endpoint: "http://idp.example/token" }),
+    ).not.toMatch(/s3cret|t0ken-value/);
   });
 
   it("reads stdio and http servers from .mcp.json, ignoring keys other agents add", () => {

@@ -39,7 +39,7 @@ export type HttpServerSpec = {
  * private key checked. Held in memory only: never logged, never in events, results or messages.
  */
 export type ResolvedOAuth = {
-  grant: "authorization_code" | "client_credentials";
+  grant: "authorization_code" | "client_credentials" | "cross_app_access";
   client_id?: string;
   client_secret?: string;
   client_metadata_url?: string;
@@ -48,6 +48,18 @@ export type ResolvedOAuth = {
   scope?: string;
   /** client_credentials with private_key_jwt: PKCS#8 PEM and the JWS algorithm its type implies. */
   private_key?: { pem: string; algorithm: string };
+  /** cross_app_access: the identity provider the user's ID token is exchanged at, and that token. */
+  idp?: IdentityProvider;
+};
+
+/** cross_app_access: where and how the user's ID token is exchanged for an identity assertion grant. */
+export type IdentityProvider = {
+  /** The only URL the ID token is sent to. */
+  token_endpoint: string;
+  client_id: string;
+  client_secret?: string;
+  /** The ID token itself (from the environment), or the file it is read from at each exchange. */
+  id_token: { value: string } | { file: string };
 };
 
 export type ServerSpec = StdioServerSpec | HttpServerSpec;
@@ -101,63 +113,124 @@ function readSecretFile(file: string, key: string): string {
   return text;
 }
 
+/** Reads an ID token file for an exchange (see readSecretFile); called again for each exchange. */
+export function readIdTokenFile(file: string): string {
+  return readSecretFile(file, "oauth.id_token_file");
+}
+
+/** The keys each grant takes besides client_id and the client secret. */
+const GRANT_KEYS = {
+  authorization_code: ["client_metadata_url"],
+  client_credentials: ["issuer", "scope", "private_key", "private_key_file"],
+  cross_app_access: [
+    "issuer",
+    "scope",
+    "idp_token_endpoint",
+    "idp_client_id",
+    "idp_client_secret",
+    "idp_client_secret_file",
+    "id_token",
+    "id_token_file",
+  ],
+} as const satisfies Record<ResolvedOAuth["grant"], ReadonlyArray<keyof OAuthSettings>>;
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
 /** Resolves a config entry's `oauth`: secrets read, the grant's required keys checked. */
 function resolveOAuth(oauth: OAuthSettings, expand: (key: string, value: string) => string): ResolvedOAuth {
   const grant = oauth.grant ?? "authorization_code";
+  for (const key of Object.keys(oauth) as Array<keyof OAuthSettings>) {
+    if (key === "grant" || key === "client_id" || key === "client_secret" || key === "client_secret_file")
+      continue;
+    if (!(GRANT_KEYS[grant] as ReadonlyArray<string>).includes(key)) {
+      const takers = (Object.keys(GRANT_KEYS) as Array<ResolvedOAuth["grant"]>).filter((g) =>
+        (GRANT_KEYS[g] as ReadonlyArray<string>).includes(key),
+      );
+      throw new Error(`oauth.${key}: only for grant ${takers.map((g) => `"${g}"`).join(" or ")}`);
+    }
+  }
   const only = (key: keyof OAuthSettings, other: keyof OAuthSettings) => {
     if (oauth[key] !== undefined && oauth[other] !== undefined)
       throw new Error(`oauth: give ${key} or ${other}, not both`);
   };
-  only("client_secret", "client_secret_file");
-  only("private_key", "private_key_file");
-  const secret =
-    oauth.client_secret !== undefined
-      ? expand("oauth.client_secret", oauth.client_secret)
-      : oauth.client_secret_file !== undefined
-        ? readSecretFile(
-            expand("oauth.client_secret_file", oauth.client_secret_file),
-            "oauth.client_secret_file",
-          )
+  const secretOf = (key: "client_secret" | "idp_client_secret" | "private_key") => {
+    const file = `${key}_file` as const;
+    only(key, file);
+    const value = oauth[key];
+    const named = oauth[file];
+    return value !== undefined
+      ? expand(`oauth.${key}`, value)
+      : named !== undefined
+        ? readSecretFile(expand(`oauth.${file}`, named), `oauth.${file}`)
         : undefined;
-  const pem =
-    oauth.private_key !== undefined
-      ? expand("oauth.private_key", oauth.private_key)
-      : oauth.private_key_file !== undefined
-        ? readSecretFile(expand("oauth.private_key_file", oauth.private_key_file), "oauth.private_key_file")
-        : undefined;
+  };
+  const secret = secretOf("client_secret");
   const common = {
     ...(oauth.client_id ? { client_id: oauth.client_id } : {}),
     ...(secret !== undefined ? { client_secret: secret } : {}),
   };
-  if (grant === "authorization_code") {
-    for (const key of ["private_key", "private_key_file", "issuer", "scope"] as const)
-      if (oauth[key] !== undefined) throw new Error(`oauth.${key}: only for grant "client_credentials"`);
+  if (grant === "authorization_code")
     return {
       grant,
       ...common,
       ...(oauth.client_metadata_url ? { client_metadata_url: oauth.client_metadata_url } : {}),
     };
-  }
-  if (!oauth.client_id) throw new Error('oauth.client_id: required for grant "client_credentials"');
+  if (!oauth.client_id) throw new Error(`oauth.client_id: required for grant "${grant}"`);
   // Without it the MCP server's metadata would choose who receives the credentials.
   if (!oauth.issuer)
     throw new Error(
-      'oauth.issuer: required for grant "client_credentials" (the authorization server the credentials may be sent to)',
+      `oauth.issuer: required for grant "${grant}" (the authorization server the credentials may be sent to)`,
     );
-  if (oauth.client_metadata_url)
-    throw new Error('oauth.client_metadata_url: not for grant "client_credentials"');
-  if ((secret === undefined) === (pem === undefined))
-    throw new Error(
-      'oauth: grant "client_credentials" needs a client_secret (or client_secret_file) or a private_key (or private_key_file), one of them',
-    );
+  const bound = { grant, ...common, issuer: oauth.issuer, ...(oauth.scope ? { scope: oauth.scope } : {}) };
+  if (grant === "client_credentials") {
+    const pem = secretOf("private_key");
+    if ((secret === undefined) === (pem === undefined))
+      throw new Error(
+        'oauth: grant "client_credentials" needs a client_secret (or client_secret_file) or a private_key (or private_key_file), one of them',
+      );
+    return {
+      ...bound,
+      ...(pem !== undefined
+        ? {
+            private_key: keyAlgorithm(
+              pem,
+              oauth.private_key ? "oauth.private_key" : "oauth.private_key_file",
+            ),
+          }
+        : {}),
+    };
+  }
+  if (secret === undefined)
+    throw new Error('oauth: grant "cross_app_access" needs a client_secret (or client_secret_file)');
+  if (!oauth.idp_token_endpoint)
+    throw new Error('oauth.idp_token_endpoint: required for grant "cross_app_access"');
+  // The ID token is a bearer credential for the user: never sent over the network in clear.
+  const endpoint = new URL(oauth.idp_token_endpoint);
+  if (
+    endpoint.protocol !== "https:" &&
+    !(endpoint.protocol === "http:" && LOOPBACK_HOSTS.has(endpoint.hostname))
+  )
+    throw new Error("oauth.idp_token_endpoint: must be an https URL (http only on a loopback host)");
+  if (!oauth.idp_client_id) throw new Error('oauth.idp_client_id: required for grant "cross_app_access"');
+  only("id_token", "id_token_file");
+  if (oauth.id_token === undefined && oauth.id_token_file === undefined)
+    throw new Error('oauth: grant "cross_app_access" needs an id_token (or id_token_file)');
+  let idToken: IdentityProvider["id_token"];
+  if (oauth.id_token_file !== undefined) {
+    const file = expand("oauth.id_token_file", oauth.id_token_file);
+    // Read now so a wrong path is reported at start; read again at each exchange.
+    readIdTokenFile(file);
+    idToken = { file };
+  } else idToken = { value: expand("oauth.id_token", oauth.id_token as string) };
+  const idpSecret = secretOf("idp_client_secret");
   return {
-    grant,
-    ...common,
-    issuer: oauth.issuer,
-    ...(oauth.scope ? { scope: oauth.scope } : {}),
-    ...(pem !== undefined
-      ? { private_key: keyAlgorithm(pem, oauth.private_key ? "oauth.private_key" : "oauth.private_key_file") }
-      : {}),
+    ...bound,
+    idp: {
+      token_endpoint: endpoint.href,
+      client_id: oauth.idp_client_id,
+      ...(idpSecret !== undefined ? { client_secret: idpSecret } : {}),
+      id_token: idToken,
+    },
   };
 }
 

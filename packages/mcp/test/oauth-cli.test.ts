@@ -194,7 +194,9 @@ describe("client_credentials: an unattended pipeline reaches an OAuth MCP server
       );
       const loginRun = await cli(["mcp", "login", "remote", "--root", root, "--no-browser"], userDir);
       expect(loginRun.code).not.toBe(0);
-      expect(loginRun.stderr).toContain("authenticates with client credentials");
+      expect(loginRun.stderr).toContain(
+        `authenticates with oauth.grant "client_credentials": nobody signs in`,
+      );
       for (const out of [run, doctor, loginRun]) expect(out.stdout + out.stderr).not.toContain(secret);
       // Nothing kept: no sign-in file, nothing new in the project.
       expect(existsSync(path.join(userDir, "mcp-oauth"))).toBe(false);
@@ -241,5 +243,115 @@ describe("client_credentials: an unattended pipeline reaches an OAuth MCP server
     const noIssuer = ccProject(url, { client_id: "ci-bot", client_secret_file: secretFile });
     const problem = await cli(["exec", "--root", noIssuer], userDir, status);
     expect(problem.stdout).toContain('oauth.issuer: required for grant \\"client_credentials\\"');
+  });
+});
+
+describe("cross_app_access: the organisation's identity provider vouches for the user, unattended", {
+  timeout: 120_000,
+}, () => {
+  const idToken = `id-token-${Date.now()}-do-not-print`;
+  const secret = `xaa-secret-${Date.now()}-do-not-print`;
+  const idpSecret = `idp-secret-${Date.now()}-do-not-print`;
+  const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
+
+  function idTokenFile(text: string): string {
+    const file = path.join(tempDir("tb-oauth-xaa-idtoken-"), "id_token");
+    writeFileSync(file, `${text}\n`, { mode: 0o600 });
+    return file;
+  }
+
+  it("the ID token is exchanged at the identity provider, the grant presented at the issuer: no sign-in, nothing stored, no token or secret in the output", async () => {
+    const { url, log } = await startServer({
+      OAUTH_CC_CLIENT_ID: "agent",
+      OAUTH_CC_SECRET: secret,
+      OAUTH_XAA_ID_TOKEN: idToken,
+      OAUTH_XAA_IDP_CLIENT: "toolbelt-at-idp",
+      OAUTH_XAA_IDP_SECRET: idpSecret,
+    });
+    const issuer = new URL("/", url).href;
+    const root = ccProject(url, {
+      grant: "cross_app_access",
+      client_id: "agent",
+      issuer,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
+      client_secret: "${TB_TEST_XAA_SECRET}",
+      idp_token_endpoint: new URL("/idp/token", url).href,
+      idp_client_id: "toolbelt-at-idp",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
+      idp_client_secret: "${TB_TEST_XAA_IDP_SECRET}",
+      id_token_file: idTokenFile(idToken),
+    });
+    const userDir = tempDir("tb-oauth-xaa-user-");
+    process.env.TB_TEST_XAA_SECRET = secret;
+    process.env.TB_TEST_XAA_IDP_SECRET = idpSecret;
+    try {
+      const run = await cli(["exec", "--root", root, "--events", "--allow", "mcp"], userDir, call);
+      expect(run.stdout).toContain("hello, agent");
+      const grants = readFileSync(log, "utf8");
+      // RFC 8693 at the identity provider: the authorization server as audience, the MCP server as resource.
+      expect(grants).toContain(`idp exchange auth=client_secret_basic audience=${issuer} resource=${url}`);
+      // RFC 7523 at the authorization server, for the MCP server.
+      expect(grants).toMatch(new RegExp(`grant jwt-bearer auth=client_secret_\\w+ resource=${url}`));
+      const doctor = await cli(["doctor", "--root", root, "--format", "json"], userDir);
+      expect(doctor.stdout).toMatch(/"name":\s*"auth remote"[^}]*cross-app access \(client agent, issuer/);
+      const loginRun = await cli(["mcp", "login", "remote", "--root", root, "--no-browser"], userDir);
+      expect(loginRun.code).not.toBe(0);
+      expect(loginRun.stderr).toContain(`authenticates with oauth.grant "cross_app_access": nobody signs in`);
+      for (const out of [run, doctor, loginRun])
+        for (const hidden of [idToken, secret, idpSecret])
+          expect(out.stdout + out.stderr).not.toContain(hidden);
+      expect(existsSync(path.join(userDir, "mcp-oauth"))).toBe(false);
+      expect(readdirSync(root)).toEqual(["configs"]);
+    } finally {
+      delete process.env.TB_TEST_XAA_SECRET;
+      delete process.env.TB_TEST_XAA_IDP_SECRET;
+    }
+  });
+
+  it("a refused ID token is named with the identity provider's error, not `mcp login`, and never quoted; an http identity provider off loopback is a config problem", async () => {
+    const { url, log } = await startServer({
+      OAUTH_CC_CLIENT_ID: "agent",
+      OAUTH_CC_SECRET: secret,
+      OAUTH_XAA_ID_TOKEN: idToken,
+      OAUTH_XAA_IDP_CLIENT: "toolbelt-at-idp",
+    });
+    const userDir = tempDir("tb-oauth-xaa-user-");
+    const stale = `stale-${idToken}`;
+    const settings = {
+      grant: "cross_app_access",
+      client_id: "agent",
+      issuer: new URL("/", url).href,
+      client_secret_file: idTokenFile(secret),
+      idp_token_endpoint: new URL("/idp/token", url).href,
+      idp_client_id: "toolbelt-at-idp",
+    };
+    const refused = await cli(
+      ["exec", "--root", ccProject(url, { ...settings, id_token_file: idTokenFile(stale) })],
+      userDir,
+      status,
+    );
+    expect(refused.stdout).toContain(
+      "refused the ID token exchange (HTTP 400 invalid_grant: ID token not valid)",
+    );
+    expect(refused.stdout).not.toContain("mcp login");
+    for (const hidden of [stale, secret]) expect(refused.stdout + refused.stderr).not.toContain(hidden);
+    expect(existsSync(log) ? readFileSync(log, "utf8") : "").not.toContain("grant jwt-bearer");
+
+    const clear = await cli(
+      [
+        "exec",
+        "--root",
+        ccProject(url, {
+          ...settings,
+          id_token_file: idTokenFile(idToken),
+          idp_token_endpoint: "http://idp.example.com/token",
+        }),
+      ],
+      userDir,
+      status,
+    );
+    expect(clear.stdout).toContain(
+      "oauth.idp_token_endpoint: must be an https URL (http only on a loopback host)",
+    );
   });
 });

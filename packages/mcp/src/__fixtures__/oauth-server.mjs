@@ -11,6 +11,12 @@
 // endpoint also takes the client_credentials grant from that client, authenticated by its secret
 // (Basic or in the body) or by an ES256 client assertion (private_key_jwt); logged as
 // "grant client_credentials auth=<method>".
+// OAUTH_XAA_ID_TOKEN with OAUTH_XAA_IDP_CLIENT (and OAUTH_XAA_IDP_SECRET for a confidential one):
+// cross-app access (SEP-990). /idp/token plays the enterprise identity provider: it exchanges that ID
+// token (RFC 8693) for an identity assertion grant (an opaque ID-JAG here) naming the audience and
+// resource asked for, logged as "idp exchange auth=<method> audience=<a> resource=<r>"; the token
+// endpoint then takes it as a jwt-bearer grant (RFC 7523) from the OAUTH_CC_CLIENT_ID client with
+// its OAUTH_CC_SECRET, logged as "grant jwt-bearer auth=<method> resource=<r>".
 import { createPublicKey, randomBytes, verify } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -84,14 +90,49 @@ const app = express();
 const server = app.listen(0, "127.0.0.1", () => {
   const base = new URL(`http://127.0.0.1:${server.address().port}`);
   const mcpUrl = new URL("/mcp", base);
+  const basicOf = (req) =>
+    req.headers.authorization?.startsWith("Basic ")
+      ? Buffer.from(req.headers.authorization.slice(6), "base64").toString().split(":").map(decodeURIComponent)
+      : undefined;
+  const grants = new Map();
+  app.post("/idp/token", express.urlencoded({ extended: false }), (req, res) => {
+    const b = req.body ?? {};
+    const refuse = (error, why) => res.status(400).json({ error, error_description: why });
+    const basic = basicOf(req);
+    const want = process.env.OAUTH_XAA_IDP_SECRET;
+    if (want ? !basic || basic[0] !== process.env.OAUTH_XAA_IDP_CLIENT || basic[1] !== want : b.client_id !== process.env.OAUTH_XAA_IDP_CLIENT)
+      return res.status(401).json({ error: "invalid_client", error_description: "unknown client at the identity provider" });
+    if (b.grant_type !== "urn:ietf:params:oauth:grant-type:token-exchange") return refuse("unsupported_grant_type", "token exchange only");
+    if (b.subject_token_type !== "urn:ietf:params:oauth:token-type:id_token" || b.requested_token_type !== "urn:ietf:params:oauth:token-type:id-jag")
+      return refuse("invalid_request", "wrong token types");
+    if (!process.env.OAUTH_XAA_ID_TOKEN || b.subject_token !== process.env.OAUTH_XAA_ID_TOKEN) return refuse("invalid_grant", "ID token not valid");
+    if (!b.audience || !b.resource) return refuse("invalid_request", "audience and resource required");
+    log(`idp exchange auth=${basic ? "client_secret_basic" : "client_id"} audience=${b.audience} resource=${b.resource}`);
+    const jag = token("idjag");
+    grants.set(jag, { audience: b.audience, resource: b.resource, expiresAt: Date.now() + 300_000 });
+    res.json({ access_token: jag, issued_token_type: "urn:ietf:params:oauth:token-type:id-jag", token_type: "N_A", expires_in: 300 });
+  });
+  app.post("/token", express.urlencoded({ extended: false }), (req, res, next) => {
+    if (req.body?.grant_type !== "urn:ietf:params:oauth:grant-type:jwt-bearer") return next();
+    const id = process.env.OAUTH_CC_CLIENT_ID;
+    const basic = basicOf(req);
+    const [client, secret] = basic ?? [req.body.client_id, req.body.client_secret];
+    if (!id || client !== id || secret !== process.env.OAUTH_CC_SECRET)
+      return res.status(401).json({ error: "invalid_client", error_description: "wrong client secret" });
+    const grant = grants.get(req.body.assertion);
+    grants.delete(req.body.assertion);
+    const audiences = [base.href, base.href.replace(/\/$/, "")];
+    if (!grant || grant.expiresAt < Date.now() || !audiences.includes(grant.audience) || grant.resource !== mcpUrl.href)
+      return res.status(400).json({ error: "invalid_grant", error_description: "identity assertion grant not valid here" });
+    log(`grant jwt-bearer auth=${basic ? "client_secret_basic" : "client_secret_post"} resource=${grant.resource}`);
+    res.json(provider.issue(id, req.body.scope ? req.body.scope.split(" ") : [], grant.resource));
+  });
   app.post("/token", express.urlencoded({ extended: false }), (req, res, next) => {
     if (req.body?.grant_type !== "client_credentials") return next();
     const id = process.env.OAUTH_CC_CLIENT_ID;
     const deny = (why) => res.status(401).json({ error: "invalid_client", error_description: why });
     let method;
-    const basic = req.headers.authorization?.startsWith("Basic ")
-      ? Buffer.from(req.headers.authorization.slice(6), "base64").toString().split(":").map(decodeURIComponent)
-      : undefined;
+    const basic = basicOf(req);
     if (basic || req.body.client_secret) {
       const [client, secret] = basic ?? [req.body.client_id, req.body.client_secret];
       if (!id || client !== id || secret !== process.env.OAUTH_CC_SECRET) return deny("wrong client secret");

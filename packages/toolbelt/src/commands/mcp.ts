@@ -81,9 +81,9 @@ export async function mcp(args: McpArgs): Promise<number> {
     throw new UsageError(
       `MCP server "${spec.name}" runs a command (stdio): only HTTP servers sign in with OAuth`,
     );
-  if (spec.oauth?.grant === "client_credentials")
+  if (spec.oauth?.grant === "client_credentials" || spec.oauth?.grant === "cross_app_access")
     throw new UsageError(
-      `MCP server "${spec.name}" authenticates with client credentials (oauth.grant "client_credentials"): nobody signs in, toolbelt gets its token by itself`,
+      `MCP server "${spec.name}" authenticates with oauth.grant "${spec.oauth.grant}": nobody signs in, toolbelt gets its token by itself`,
     );
   if (args.action === "logout") {
     const removed = await removeSignIn(spec.url);
