@@ -28,6 +28,21 @@ afterEach(() => {
 
 const TRUSTED = { projectTrusted: true };
 
+/** The spec, or the problem, of one HTTP server in `dir` with these `oauth` settings. */
+function oauthSpec(dir: string, oauth: Record<string, string>) {
+  const { servers, problems } = readServerSpecs(
+    dir,
+    parse({ mcpServers: { s: { url: "https://a.example/mcp", oauth } } }),
+    TRUSTED,
+  );
+  return servers[0] ?? problems[0];
+}
+
+/** The problem those settings are, or "" when they are valid. */
+function oauthProblem(dir: string, oauth: Record<string, string>): string {
+  return (oauthSpec(dir, oauth) as { error?: string }).error ?? "";
+}
+
 describe("readServerSpecs", () => {
   it("takes an OAuth client (pre-registered, or a metadata document) from config only, never from .mcp.json", () => {
     process.env.TB_TEST_OAUTH_SECRET = "s3cret";
@@ -61,37 +76,34 @@ describe("readServerSpecs", () => {
     const badKey = path.join(dir, "bad.pem");
     writeFileSync(badKey, "-----BEGIN PRIVATE KEY-----\nbad-key-material\n-----END PRIVATE KEY-----\n");
     const cc = { grant: "client_credentials", client_id: "ci", issuer: "https://auth.example/" };
-    const spec = (oauth: Record<string, string>) => {
-      const { servers, problems } = readServerSpecs(
-        dir,
-        parse({ mcpServers: { s: { url: "https://a.example/mcp", oauth } } }),
-        TRUSTED,
-      );
-      return servers[0] ?? problems[0];
-    };
-    expect(spec({ ...cc, client_secret_file: secretFile })).toMatchObject({
+    expect(oauthSpec(dir, { ...cc, client_secret_file: secretFile })).toMatchObject({
       oauth: { grant: "client_credentials", client_secret: "file-s3cret", issuer: "https://auth.example/" },
     });
     // A PKCS#1 RSA key is taken, turned into PKCS#8, and signs with RS256.
-    const keyed = spec({ ...cc, private_key_file: keyFile }) as {
+    const keyed = oauthSpec(dir, { ...cc, private_key_file: keyFile }) as {
       oauth?: { private_key?: { pem: string; algorithm: string } };
     };
     expect(keyed.oauth?.private_key?.algorithm).toBe("RS256");
     expect(keyed.oauth?.private_key?.pem).toContain("BEGIN PRIVATE KEY");
-    const problem = (oauth: Record<string, string>) => (spec(oauth) as { error?: string }).error ?? "";
-    expect(problem({ ...cc, private_key_file: badKey })).toContain(
+    expect(oauthProblem(dir, { ...cc, private_key_file: badKey })).toContain(
       "oauth.private_key_file: not a PEM private key",
     );
-    expect(problem({ ...cc, private_key_file: badKey })).not.toContain("bad-key-material");
-    expect(problem({ ...cc, client_secret_file: "relative/secret" })).toContain("is not an absolute path");
-    expect(problem({ ...cc, client_secret_file: path.join(dir, "missing") })).toContain("(ENOENT)");
-    expect(problem({ ...cc, client_secret: "x", client_secret_file: secretFile })).toContain("not both");
-    expect(problem({ ...cc })).toContain("needs a client_secret");
-    expect(problem({ ...cc, client_secret: "x", private_key_file: keyFile })).toContain("one of them");
-    expect(problem({ grant: "client_credentials", client_id: "ci", client_secret: "x" })).toContain(
+    expect(oauthProblem(dir, { ...cc, private_key_file: badKey })).not.toContain("bad-key-material");
+    expect(oauthProblem(dir, { ...cc, client_secret_file: "relative/secret" })).toContain(
+      "is not an absolute path",
+    );
+    expect(oauthProblem(dir, { ...cc, client_secret_file: path.join(dir, "missing") })).toContain("(ENOENT)");
+    expect(oauthProblem(dir, { ...cc, client_secret: "x", client_secret_file: secretFile })).toContain(
+      "not both",
+    );
+    expect(oauthProblem(dir, { ...cc })).toContain("needs a client_secret");
+    expect(oauthProblem(dir, { ...cc, client_secret: "x", private_key_file: keyFile })).toContain(
+      "one of them",
+    );
+    expect(oauthProblem(dir, { grant: "client_credentials", client_id: "ci", client_secret: "x" })).toContain(
       "oauth.issuer: required",
     );
-    expect(problem({ client_id: "ci", private_key_file: keyFile })).toContain(
+    expect(oauthProblem(dir, { client_id: "ci", private_key_file: keyFile })).toContain(
       'only for grant "client_credentials"',
     );
   });
@@ -108,16 +120,7 @@ describe("readServerSpecs", () => {
       idp_token_endpoint: "https://idp.example/oauth2/token",
       idp_client_id: "toolbelt",
     };
-    const spec = (oauth: Record<string, string>) => {
-      const { servers, problems } = readServerSpecs(
-        dir,
-        parse({ mcpServers: { s: { url: "https://a.example/mcp", oauth } } }),
-        TRUSTED,
-      );
-      return servers[0] ?? problems[0];
-    };
-    const problem = (oauth: Record<string, string>) => (spec(oauth) as { error?: string }).error ?? "";
-    expect(spec({ ...xaa, id_token_file: tokenFile })).toMatchObject({
+    expect(oauthSpec(dir, { ...xaa, id_token_file: tokenFile })).toMatchObject({
       oauth: {
         grant: "cross_app_access",
         issuer: "https://auth.example/",
@@ -130,37 +133,44 @@ describe("readServerSpecs", () => {
     });
     // The file is read at each exchange (a sign-in tool renews it), but a missing one is said at start.
     expect(readIdTokenFile(tokenFile)).toBe("id-t0ken");
-    expect(problem({ ...xaa, id_token_file: path.join(dir, "missing") })).toContain(
+    expect(oauthProblem(dir, { ...xaa, id_token_file: path.join(dir, "missing") })).toContain(
       "oauth.id_token_file: cannot read",
     );
-    expect(spec({ ...xaa, id_token: "from-env" })).toMatchObject({
+    expect(oauthSpec(dir, { ...xaa, id_token: "from-env" })).toMatchObject({
       oauth: { idp: { id_token: { value: "from-env" } } },
     });
-    expect(spec({ ...xaa, id_token: "t", idp_token_endpoint: "http://127.0.0.1:8080/token" })).toMatchObject({
+    expect(
+      oauthSpec(dir, { ...xaa, id_token: "t", idp_token_endpoint: "http://127.0.0.1:8080/token" }),
+    ).toMatchObject({
       oauth: { idp: { token_endpoint: "http://127.0.0.1:8080/token" } },
     });
-    expect(problem({ ...xaa, id_token: "t", idp_token_endpoint: "http://idp.example/token" })).toContain(
-      "must be an https URL (http only on a loopback host)",
-    );
-    expect(problem({ ...xaa })).toContain("needs an id_token (or id_token_file)");
-    expect(problem({ ...xaa, id_token: "t", id_token_file: tokenFile })).toContain("not both");
+    expect(
+      oauthProblem(dir, { ...xaa, id_token: "t", idp_token_endpoint: "http://idp.example/token" }),
+    ).toContain("must be an https URL (http only on a loopback host)");
+    expect(oauthProblem(dir, { ...xaa })).toContain("needs an id_token (or id_token_file)");
+    expect(oauthProblem(dir, { ...xaa, id_token: "t", id_token_file: tokenFile })).toContain("not both");
     const { client_secret: _, ...noSecret } = xaa;
-    expect(problem({ ...noSecret, id_token: "t" })).toContain("needs a client_secret");
+    expect(oauthProblem(dir, { ...noSecret, id_token: "t" })).toContain("needs a client_secret");
     const { idp_client_id: __, ...noIdpClient } = xaa;
-    expect(problem({ ...noIdpClient, id_token: "t" })).toContain("oauth.idp_client_id: required");
+    expect(oauthProblem(dir, { ...noIdpClient, id_token: "t" })).toContain("oauth.idp_client_id: required");
     // Another grant's keys are refused, by name.
-    expect(problem({ ...xaa, id_token: "t", private_key_file: tokenFile })).toContain(
+    expect(oauthProblem(dir, { ...xaa, id_token: "t", private_key_file: tokenFile })).toContain(
       'oauth.private_key_file: only for grant "client_credentials"',
     );
-    expect(problem({ client_id: "agent", id_token: "t" })).toContain(
+    expect(oauthProblem(dir, { client_id: "agent", id_token: "t" })).toContain(
       'oauth.id_token: only for grant "cross_app_access"',
     );
     expect(
-      problem({ grant: "client_credentials", client_id: "c", issuer: "https://a/", idp_client_id: "x" }),
+      oauthProblem(dir, {
+        grant: "client_credentials",
+        client_id: "c",
+        issuer: "https://a/",
+        idp_client_id: "x",
+      }),
     ).toContain('oauth.idp_client_id: only for grant "cross_app_access"');
     // No secret or token is quoted in a problem.
     expect(
-      problem({ ...xaa, id_token: "t0ken-value", idp_token_endpoint: "http://idp.example/token" }),
+      oauthProblem(dir, { ...xaa, id_token: "t0ken-value", idp_token_endpoint: "http://idp.example/token" }),
     ).not.toMatch(/s3cret|t0ken-value/);
   });
 

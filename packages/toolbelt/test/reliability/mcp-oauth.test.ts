@@ -9,7 +9,8 @@
 // - so is a cross_app_access client's, and the user's ID token is not even exchanged at the identity
 //   provider for such a server (an assertion grant for it would let it act as the user elsewhere).
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli, login, project, startServer, tempDir } from "../../../mcp/test/oauth-harness.js";
@@ -69,6 +70,50 @@ function recordingServer() {
     });
   });
   return { hostile, seen };
+}
+
+function listening(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+}
+
+/**
+ * `mcp_status` in a trusted project whose config names `server`'s MCP endpoint with these `oauth`
+ * settings, the client secret given through the environment as a pipeline would.
+ */
+async function statusWith(server: Server, oauth: Record<string, string>, secret: string) {
+  const root = tempDir("tb-oauth-attack-cfg-");
+  mkdirSync(path.join(root, "configs"));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
+  const client_secret = "${TB_TEST_OAUTH_SECRET}";
+  writeFileSync(
+    path.join(root, "configs", "app.json"),
+    JSON.stringify({ mcpServers: { remote: { type: "http", url, oauth: { ...oauth, client_secret } } } }),
+  );
+  const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
+  process.env.TB_TEST_OAUTH_SECRET = secret;
+  try {
+    return await cli(["exec", "--root", root, "--events"], tempDir("tb-oauth-attack-user-"), status);
+  } finally {
+    delete process.env.TB_TEST_OAUTH_SECRET;
+  }
+}
+
+/**
+ * The server failed to start because it named another authorization server than the configured
+ * issuer; it was reached (or the test proves nothing) and got no token request and none of `forms`.
+ */
+function expectNothingSent(
+  run: { stdout: string; stderr: string },
+  seen: ReturnType<typeof recordingServer>["seen"],
+  forms: string[],
+): void {
+  expect(run.stdout).toContain("https://auth.example.com/");
+  expect(run.stdout).toMatch(/"state":"failed"/);
+  expect(seen.some((r) => r.url === "/mcp")).toBe(true);
+  expect(seen.filter((r) => r.url === "/token")).toEqual([]);
+  for (const r of seen) for (const form of forms) expect(r.headers + r.body).not.toContain(form);
+  for (const form of forms) expect(run.stdout + run.stderr).not.toContain(form);
 }
 
 describe("attack: MCP OAuth tokens", { timeout: 180_000 }, () => {
@@ -141,46 +186,14 @@ describe("attack: MCP OAuth tokens", { timeout: 180_000 }, () => {
   it("client_credentials: an MCP server whose metadata names its own authorization server gets no secret", async () => {
     const secret = `cc-secret-${Date.now()}`;
     const { hostile, seen } = recordingServer();
-    await new Promise<void>((resolve) => hostile.listen(0, "127.0.0.1", resolve));
+    await listening(hostile);
     try {
-      const port = (hostile.address() as { port: number }).port;
-      const root = tempDir("tb-oauth-attack-cc-");
-      mkdirSync(path.join(root, "configs"));
-      writeFileSync(
-        path.join(root, "configs", "app.json"),
-        JSON.stringify({
-          mcpServers: {
-            remote: {
-              type: "http",
-              url: `http://127.0.0.1:${port}/mcp`,
-              oauth: {
-                grant: "client_credentials",
-                client_id: "ci-bot",
-                issuer: "https://auth.example.com/",
-                // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
-                client_secret: "${TB_TEST_CC_SECRET}",
-              },
-            },
-          },
-        }),
+      const run = await statusWith(
+        hostile,
+        { grant: "client_credentials", client_id: "ci-bot", issuer: "https://auth.example.com/" },
+        secret,
       );
-      const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
-      process.env.TB_TEST_CC_SECRET = secret;
-      let run: Awaited<ReturnType<typeof cli>>;
-      try {
-        run = await cli(["exec", "--root", root, "--events"], tempDir("tb-oauth-attack-user-"), status);
-      } finally {
-        delete process.env.TB_TEST_CC_SECRET;
-      }
-      // Refused because the server named another authorization server than the configured issuer.
-      expect(run.stdout).toContain("https://auth.example.com/");
-      expect(run.stdout).toMatch(/"state":"failed"/);
-      // The server was reached (or the test proves nothing), and never got the secret in any form.
-      expect(seen.some((r) => r.url === "/mcp")).toBe(true);
-      expect(seen.filter((r) => r.url === "/token")).toEqual([]);
-      const forms = [secret, Buffer.from(`ci-bot:${secret}`).toString("base64")];
-      for (const r of seen) for (const form of forms) expect(r.headers + r.body).not.toContain(form);
-      expect(run.stdout + run.stderr).not.toContain(secret);
+      expectNothingSent(run, seen, [secret, Buffer.from(`ci-bot:${secret}`).toString("base64")]);
     } finally {
       hostile.close();
     }
@@ -192,53 +205,25 @@ describe("attack: MCP OAuth tokens", { timeout: 180_000 }, () => {
     const { hostile, seen } = recordingServer();
     // The identity provider: any request it gets is an exchange of the ID token.
     const idp = recordingServer();
-    await new Promise<void>((resolve) => hostile.listen(0, "127.0.0.1", resolve));
-    await new Promise<void>((resolve) => idp.hostile.listen(0, "127.0.0.1", resolve));
+    await listening(hostile);
+    await listening(idp.hostile);
     try {
-      const port = (hostile.address() as { port: number }).port;
-      const idpPort = (idp.hostile.address() as { port: number }).port;
-      const root = tempDir("tb-oauth-attack-xaa-");
-      mkdirSync(path.join(root, "configs"));
       const tokenFile = path.join(tempDir("tb-oauth-attack-idtoken-"), "id_token");
       writeFileSync(tokenFile, `${idToken}\n`, { mode: 0o600 });
-      writeFileSync(
-        path.join(root, "configs", "app.json"),
-        JSON.stringify({
-          mcpServers: {
-            remote: {
-              type: "http",
-              url: `http://127.0.0.1:${port}/mcp`,
-              oauth: {
-                grant: "cross_app_access",
-                client_id: "agent",
-                issuer: "https://auth.example.com/",
-                // biome-ignore lint/suspicious/noTemplateCurlyInString: toolbelt expands ${VAR} in config
-                client_secret: "${TB_TEST_XAA_SECRET}",
-                idp_token_endpoint: `http://127.0.0.1:${idpPort}/oauth2/token`,
-                idp_client_id: "toolbelt-at-idp",
-                id_token_file: tokenFile,
-              },
-            },
-          },
-        }),
+      const run = await statusWith(
+        hostile,
+        {
+          grant: "cross_app_access",
+          client_id: "agent",
+          issuer: "https://auth.example.com/",
+          idp_token_endpoint: `http://127.0.0.1:${(idp.hostile.address() as AddressInfo).port}/oauth2/token`,
+          idp_client_id: "toolbelt-at-idp",
+          id_token_file: tokenFile,
+        },
+        secret,
       );
-      const status = `${JSON.stringify({ id: "s", tool: "mcp_status", input: {} })}\n`;
-      process.env.TB_TEST_XAA_SECRET = secret;
-      let run: Awaited<ReturnType<typeof cli>>;
-      try {
-        run = await cli(["exec", "--root", root, "--events"], tempDir("tb-oauth-attack-user-"), status);
-      } finally {
-        delete process.env.TB_TEST_XAA_SECRET;
-      }
-      expect(run.stdout).toContain("https://auth.example.com/");
-      expect(run.stdout).toMatch(/"state":"failed"/);
-      expect(seen.some((r) => r.url === "/mcp")).toBe(true);
       expect(idp.seen).toEqual([]);
-      expect(seen.filter((r) => r.url === "/token")).toEqual([]);
-      const forms = [secret, idToken, Buffer.from(`agent:${secret}`).toString("base64")];
-      for (const r of seen) for (const form of forms) expect(r.headers + r.body).not.toContain(form);
-      expect(run.stdout + run.stderr).not.toContain(secret);
-      expect(run.stdout + run.stderr).not.toContain(idToken);
+      expectNothingSent(run, seen, [secret, idToken, Buffer.from(`agent:${secret}`).toString("base64")]);
     } finally {
       hostile.close();
       idp.hostile.close();
