@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  exchangeIdToken,
   oauthFile,
   pendingStepUp,
   readSignIn,
@@ -103,5 +104,58 @@ describe("scope step-up bookkeeping", () => {
     await stepping.saveTokens({ access_token: "t3", token_type: "bearer" });
     expect(readSignIn(local.url, env)?.step_up_scope).toBeUndefined();
     expect(stepping.tokens()?.access_token).toBe("t3");
+  });
+});
+
+describe("cross_app_access: the ID token exchange", () => {
+  const idp = (url: string) => ({
+    token_endpoint: url,
+    client_id: "toolbelt",
+    id_token: { value: "id-t0ken-not-to-print" },
+  });
+  const request = { audience: "https://auth.example/", resource: "https://mcp.example/mcp" };
+
+  it("an identity provider that answers without end is read no further than the bound, and the token is not quoted", async () => {
+    let stopped = false;
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(400, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, "x");
+      const pump = () => {
+        while (!stopped && res.write(chunk));
+        if (!stopped) res.once("drain", pump);
+      };
+      res.on("close", () => {
+        stopped = true;
+      });
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      stopped = true;
+      server.closeAllConnections();
+      server.close();
+    });
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/token`;
+    const error = await exchangeIdToken(idp(url), request).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe(
+      `cross_app_access: the identity provider (${url}) refused the ID token exchange (HTTP 400)`,
+    );
+    expect((error as Error).message).not.toContain("id-t0ken");
+  });
+
+  it("a refusal whose description holds control characters is named by its error code alone", async () => {
+    const server: Server = createServer((_req, res) => {
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: "invalid_grant", error_description: "bad\u001b[2Jtoken" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/token`;
+    const error = (await exchangeIdToken(idp(url), request).catch((e: Error) => e)) as Error;
+    expect(error.message).toBe(
+      `cross_app_access: the identity provider (${url}) refused the ID token exchange (HTTP 400 invalid_grant)`,
+    );
   });
 });
