@@ -3,6 +3,7 @@ import type { FileHandle } from "node:fs/promises";
 import { readdir, stat } from "node:fs/promises";
 import { constants } from "node:os";
 import { isErrorPayload, type Session, ToolbeltError } from "@toolbelt/core";
+import { readStreamBounded } from "@toolbelt/core/internal";
 import type {
   Experimental_SandboxDirectoryEntry as SandboxDirectoryEntry,
   Experimental_SandboxFileStat as SandboxFileStat,
@@ -221,22 +222,12 @@ function encode(content: string, encoding: string | undefined): Uint8Array {
 
 /** A stream's bytes, refused past `max` (the write limit) without reading the rest. */
 async function collect(stream: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw new ToolbeltError("ETOO_LARGE", `the content is over ${max} bytes (limits.fileWriteMaxBytes)`, {
-        details: { limit: max },
-      });
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
+  const bytes = await readStreamBounded(stream, max);
+  if (bytes === undefined)
+    throw new ToolbeltError("ETOO_LARGE", `the content is over ${max} bytes (limits.fileWriteMaxBytes)`, {
+      details: { limit: max },
+    });
+  return new Uint8Array(bytes);
 }
 
 function streamOf(handle: FileHandle): ReadableStream<Uint8Array> {

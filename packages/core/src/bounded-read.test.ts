@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lacks } from "../../../test-support/capability.js";
-import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile } from "./bounded-read.js";
+import { MAX_CONFIG_BYTES, readFileInRoot, readRegularFile, readStreamBounded } from "./bounded-read.js";
 import { readConfigFile } from "./config.js";
 import { ToolbeltError } from "./errors.js";
 import { listTrustedProjects } from "./trust-store.js";
@@ -171,5 +171,27 @@ describe("config files through the bounded readers", () => {
     const trust = failure(() => listTrustedProjects(dir));
     expect(trust.code).toBe("EINVAL_CONFIG");
     expect(trust.message).toContain("is a FIFO");
+  });
+});
+
+describe("readStreamBounded", () => {
+  it("returns a stream's bytes up to the bound, and past it stops reading an endless stream and cancels it", async () => {
+    const small = new Blob(["hello ", "world"]).stream();
+    expect((await readStreamBounded(small, 11))?.toString()).toBe("hello world");
+    let pulled = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(1024));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    expect(await readStreamBounded(endless, 10_000)).toBeUndefined();
+    expect(cancelled).toBe(true);
+    // Read up to the first chunk past the bound, not beyond (the queue may hold one more).
+    expect(pulled).toBeLessThanOrEqual(12);
   });
 });

@@ -181,3 +181,27 @@ function grown(buffer: Buffer, filled: number, limit: number): Buffer {
   buffer.copy(larger, 0, 0, filled);
   return larger;
 }
+
+/**
+ * A web stream's bytes (a fetch body, a Blob's stream), or undefined once they pass `maxBytes`: the
+ * rest is not read and the stream is cancelled, so an endless or huge body costs no more than the bound.
+ */
+export async function readStreamBounded(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Buffer | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}

@@ -17,6 +17,7 @@ export {
   readFileInRoot,
   readHandleBounded,
   readRegularFile,
+  readStreamBounded,
 } from "./bounded-read.js";
 export { explainCall } from "./call-pipeline.js";
 // What a workspace's toolbelt answers about its checkpoints, checked on the host (toolbelt's link).

@@ -14,7 +14,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolbeltError } from "@toolbelt/core";
-import { userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
+import { readStreamBounded, userConfigDir, writeFileAtomic } from "@toolbelt/core/internal";
 import {
   type HttpServerSpec,
   type IdentityProvider,
@@ -352,25 +352,6 @@ function quotable(value: unknown): string | undefined {
   return typeof value === "string" && value.length <= 300 && /^[\x20-\x7E]*$/.test(value) ? value : undefined;
 }
 
-/** A response's text, or undefined once it passes `max` bytes (the rest is not read). */
-async function boundedText(res: Response, max: number): Promise<string | undefined> {
-  if (!res.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /**
  * Exchanges the user's ID token at the identity provider (RFC 8693) for an identity assertion grant
  * (ID-JAG) naming `audience` (the MCP server's authorization server) and `resource` (the MCP server).
@@ -415,7 +396,8 @@ export async function exchangeIdToken(
   } catch (error) {
     throw new Error(`cross_app_access: ${where} could not be reached (${(error as Error).name})`);
   }
-  const text = await boundedText(res, MAX_IDP_ANSWER_BYTES);
+  const bytes = res.body ? await readStreamBounded(res.body, MAX_IDP_ANSWER_BYTES) : Buffer.alloc(0);
+  const text = bytes?.toString("utf8");
   let answer: Record<string, unknown> = {};
   try {
     if (text !== undefined) answer = JSON.parse(text) as Record<string, unknown>;
