@@ -12,7 +12,7 @@ import { ToolbeltError } from "@toolbelt/core";
 import { ENV, readEnv } from "@toolbelt/core/internal";
 import type { ElicitationResult } from "./contrib.js";
 import type { Elicited } from "./elicitation.js";
-import type { ServerSpec } from "./server-config.js";
+import { type ServerSpec, unattendedGrant } from "./server-config.js";
 
 export type ServerState = "starting" | "ready" | "failed" | "crashed" | "closed";
 
@@ -162,16 +162,15 @@ export class McpConnection {
       stepUpNeeded,
       stepUpRecordingFetch,
     } = await import("./oauth.js");
-    const grant = spec.oauth?.grant;
-    const unattended = grant === "client_credentials" || grant === "cross_app_access";
-    const signedIn = !unattended && readSignIn(spec.url)?.tokens !== undefined;
+    const oauth = unattendedGrant(spec.oauth) ? spec.oauth : undefined;
+    const signedIn = !oauth && readSignIn(spec.url)?.tokens !== undefined;
     if (signedIn) this.#stepUp = () => stepUpNeeded(spec);
-    const auth = unattended
+    const auth = oauth
       ? {
           authProvider:
-            grant === "client_credentials"
-              ? await clientCredentialsProvider({ ...spec.oauth, grant })
-              : crossAppAccessProvider({ ...spec.oauth, grant }, spec.url),
+            oauth.grant === "client_credentials"
+              ? await clientCredentialsProvider({ ...oauth, grant: oauth.grant })
+              : crossAppAccessProvider({ ...oauth, grant: oauth.grant }, spec.url),
         }
       : signedIn
         ? { authProvider: new StoredOAuthProvider(spec), fetch: stepUpRecordingFetch(spec) }

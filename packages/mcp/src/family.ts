@@ -13,7 +13,7 @@ import {
 import { McpConnection, mcpDepth } from "./connection.js";
 import { contributions } from "./contrib.js";
 import { answerElicitation, offersElicitation } from "./elicitation.js";
-import { describeSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
+import { describeSpec, type HttpServerSpec, readServerSpecs, type ServerProblem } from "./server-config.js";
 import { MCP_LIMITS, planTools, type ServerToolPlan } from "./tools.js";
 
 /** A toolbelt this many MCP hops deep starts no servers, so a project naming itself cannot recurse. */
@@ -261,17 +261,24 @@ export async function doctorChecks(ctx: DoctorContext): Promise<DoctorCheck[]> {
       checks.push({
         name: `auth ${spec.name}`,
         status: "ok",
-        detail: `${
-          spec.oauth?.grant === "client_credentials"
-            ? `client credentials (client ${spec.oauth.client_id}, ${spec.oauth.private_key ? "private_key_jwt" : "client secret"}, issuer ${spec.oauth.issuer}); no sign-in`
-            : spec.oauth?.grant === "cross_app_access"
-              ? `cross-app access (client ${spec.oauth.client_id}, issuer ${spec.oauth.issuer}; ID token ${spec.oauth.idp && "file" in spec.oauth.idp.id_token ? `from ${spec.oauth.idp.id_token.file}` : "from the environment"}, exchanged at ${spec.oauth.idp?.token_endpoint}); no sign-in`
-              : signInState(spec.url)
-        } (${spec.url})`,
+        detail: `${authState(spec, signInState)} (${spec.url})`,
       });
   if (checks.length === 0)
     checks.push({ name: "servers", status: "skipped", detail: "no .mcp.json and no mcpServers in config" });
   return checks;
+}
+
+/** How toolbelt authenticates to an HTTP server, for doctor: its own grant, or the user's sign-in. */
+function authState(spec: HttpServerSpec, signInState: (url: string) => string): string {
+  const oauth = spec.oauth;
+  if (oauth?.grant === "client_credentials")
+    return `client credentials (client ${oauth.client_id}, ${oauth.private_key ? "private_key_jwt" : "client secret"}, issuer ${oauth.issuer}); no sign-in`;
+  if (oauth?.grant === "cross_app_access") {
+    const from =
+      oauth.idp && "file" in oauth.idp.id_token ? `from ${oauth.idp.id_token.file}` : "from the environment";
+    return `cross-app access (client ${oauth.client_id}, issuer ${oauth.issuer}; ID token ${from}, exchanged at ${oauth.idp?.token_endpoint}); no sign-in`;
+  }
+  return signInState(spec.url);
 }
 
 /**

@@ -64,6 +64,13 @@ export type IdentityProvider = {
 
 export type ServerSpec = StdioServerSpec | HttpServerSpec;
 
+/** Whether toolbelt gets this server's token by itself (nobody signs in with `toolbelt mcp login`). */
+export function unattendedGrant(
+  oauth: ResolvedOAuth | undefined,
+): oauth is ResolvedOAuth & { grant: "client_credentials" | "cross_app_access" } {
+  return oauth?.grant === "client_credentials" || oauth?.grant === "cross_app_access";
+}
+
 /** A secret or key file is small: anything larger is not one. */
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
